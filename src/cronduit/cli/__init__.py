@@ -1,0 +1,28 @@
+"""The ``cronduit`` command: one small module per command group, registered here.
+
+Exit codes scripts can rely on: 0 success, 1 failure of the thing asked about, 2 bad input
+(usage, config or expression errors), 3 refused (for example a run already going).
+"""
+
+from __future__ import annotations
+
+import click
+
+from cronduit import __version__
+from cronduit.cli import config_commands, cron_commands
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cronduit")
+def cli() -> None:
+    """cronduit: a durable job scheduler."""
+
+
+cli.add_command(cron_commands.cron)
+for command in config_commands.COMMANDS:
+    cli.add_command(command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="cronduit")

@@ -1,0 +1,506 @@
+"""Cron expressions: parsing, validation and evaluation in a time zone.
+
+Semantics are classic (Vixie/Debian) cron: five fields (minute hour day-of-month month
+day-of-week), ``*``, lists, ranges, ``a-b/n``, ``*/n``, month and weekday names, ``7`` for
+Sunday, and the macros ``@hourly`` ... ``@yearly``. When both day fields are restricted a day
+matches if either does; if either field starts with ``*`` both must match (the classic quirk,
+so ``0 0 */2 * 1`` means odd days that are Mondays).
+
+DST policy (Debian cron's, with per-job knobs, see :class:`DstPolicy`):
+
+* A *fixed-time* job (neither the minute nor the hour field starts with ``*``) is read on the
+  wall clock. A wall-clock time inside a spring-forward gap runs once, at the first instant
+  after the gap, and several such times in one gap collapse into that one run
+  (``gap=skip`` drops them instead). A wall-clock time that repeats in a fall-back hour runs
+  at its first occurrence (``fold=twice`` runs both).
+* A *wildcard* job (the minute or the hour field starts with ``*``) follows real time: it runs
+  at every real instant whose wall-clock reading matches, so it ticks through both copies of
+  a repeated hour and simply resumes after a gap. The knobs do not apply to it.
+
+Evaluation is written by hand rather than taken from a library because the DST rule is the
+product's contract and the libraries disagree on it; this module owns and tests it. It is
+pure: it never reads the clock, and instants go in and come out as aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronduit.core.enums import DstFold, DstGap
+
+__all__ = [
+    "Cron",
+    "CronError",
+    "CronExpression",
+    "DailyPlan",
+    "DstPolicy",
+    "ZoneError",
+    "load_zone",
+]
+
+_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
+_BOUNDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
+_MONTH_NAMES = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+_DAY_NAMES = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
+_MACROS = {
+    "@hourly": "0 * * * *",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@weekly": "0 0 * * 0",
+    "@monthly": "0 0 1 * *",
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+}
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_MIN_YEAR = 1
+_MAX_YEAR = 9999
+
+
+class CronError(ValueError):
+    """An expression cronduit refuses; the message names the field and the rule."""
+
+
+class ZoneError(ValueError):
+    """A time zone name that is not an IANA zone."""
+
+
+@dataclass(frozen=True, slots=True)
+class DstPolicy:
+    """How a fixed-time job treats wall-clock times that DST skips or repeats."""
+
+    gap: DstGap = DstGap.RUN
+    fold: DstFold = DstFold.ONCE
+
+
+@lru_cache(maxsize=512)
+def load_zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name``, or :class:`ZoneError` saying why not."""
+    if not name or name != name.strip() or name.startswith(("/", ".")) or ".." in name:
+        raise ZoneError(f"unknown time zone {name!r}: use an IANA name such as Europe/London")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ZoneError(
+            f"unknown time zone {name!r}: use an IANA name such as Europe/London"
+        ) from None
+
+
+def _is_leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def _number(token: str, index: int) -> int:
+    """One value of field ``index``: digits, or a month or weekday name."""
+    upper = token.upper()
+    if index == 3 and upper in _MONTH_NAMES:
+        return _MONTH_NAMES.index(upper) + 1
+    if index == 4 and upper in _DAY_NAMES:
+        return _DAY_NAMES.index(upper)
+    if not token.isdigit() or not token.isascii():
+        raise CronError(f"{_FIELDS[index]} field: {token!r} is not a number")
+    value = int(token)
+    low, high = _BOUNDS[index]
+    if not low <= value <= high:
+        raise CronError(f"{_FIELDS[index]} field: {value} is outside {low}-{high}")
+    return value
+
+
+def _parse_item(item: str, index: int) -> set[int]:
+    """One comma-separated item: ``*``, ``*/n``, ``a``, ``a-b`` or ``a-b/n``."""
+    name = _FIELDS[index]
+    low, high = _BOUNDS[index]
+    base, slash, step_text = item.partition("/")
+    step = 1
+    if slash:
+        if not step_text.isdigit() or not step_text.isascii():
+            raise CronError(f"{name} field: step {step_text!r} in {item!r} is not a number")
+        step = int(step_text)
+        if step == 0:
+            raise CronError(f"{name} field: step 0 in {item!r} would never advance")
+        if step > high - low + 1:
+            raise CronError(
+                f"{name} field: step {step} in {item!r} is larger than the field's range "
+                f"{low}-{high}"
+            )
+    if base == "*":
+        start, end = low, high
+        if index == 4:
+            end = 6  # "*" in day-of-week is Sunday..Saturday once, not with 7 again
+    elif "-" in base:
+        first, _, last = base.partition("-")
+        start, end = _number(first, index), _number(last, index)
+        if end < start:
+            raise CronError(
+                f"{name} field: range {base!r} runs backwards; write it low-high"
+            )
+    else:
+        if slash:
+            raise CronError(
+                f"{name} field: {item!r} steps from a single value; write a range such as "
+                f"{base}-{high}/{step}"
+            )
+        start = end = _number(base, index)
+    return set(range(start, end + 1, step))
+
+
+def _parse_field(text: str, index: int) -> frozenset[int]:
+    name = _FIELDS[index]
+    for mark, meaning in (("L", "L (last)"), ("W", "W (weekday)"), ("#", "# (nth weekday)")):
+        if mark in text.upper() and not (mark in "LW" and _has_name(text, index)):
+            raise CronError(f"{name} field: {meaning} is not supported")
+    if "?" in text:
+        raise CronError(f"{name} field: ? is not supported; use *")
+    if text == "" or any(part == "" for part in text.split(",")):
+        raise CronError(f"{name} field: empty list item in {text!r}")
+    values: set[int] = set()
+    for item in text.split(","):
+        values |= _parse_item(item, index)
+    if index == 4 and 7 in values:
+        values.discard(7)
+        values.add(0)
+    return frozenset(values)
+
+
+def _has_name(text: str, index: int) -> bool:
+    """True when every letter in ``text`` belongs to a month or weekday name (``JUL``, ``WED``)."""
+    names = _MONTH_NAMES if index == 3 else _DAY_NAMES if index == 4 else ()
+    upper = text.upper()
+    for token in upper.replace("-", ",").replace("/", ",").split(","):
+        if any(c.isalpha() for c in token) and token not in names:
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class CronExpression:
+    """A parsed five-field expression; construct with :meth:`parse`."""
+
+    text: str
+    fields: tuple[str, str, str, str, str]
+    minutes: frozenset[int]
+    hours: frozenset[int]
+    days: frozenset[int]
+    months: frozenset[int]
+    weekdays: frozenset[int]
+    """0 = Sunday ... 6 = Saturday; a 7 in the text is folded into 0."""
+    day_or: bool
+    """True when both day fields are restricted, so either may match."""
+    wildcard: bool
+    """True when the minute or hour field starts with ``*``: the job follows real time."""
+
+    @staticmethod
+    def parse(text: str) -> CronExpression:
+        return _parse_expression(text)
+
+    def day_matches(self, day: int, weekday: int) -> bool:
+        """Whether day-of-month ``day`` falling on cron ``weekday`` (0 = Sunday) matches."""
+        in_days = day in self.days
+        in_weekdays = weekday in self.weekdays
+        return (in_days or in_weekdays) if self.day_or else (in_days and in_weekdays)
+
+
+@lru_cache(maxsize=4096)
+def _parse_expression(text: str) -> CronExpression:
+    if not isinstance(text, str):
+        raise CronError("a cron expression must be a string")
+    stripped = text.strip()
+    if stripped.upper().startswith(("TZ=", "CRON_TZ=")):
+        raise CronError(
+            "a TZ= prefix is not supported in the expression; set the job's time_zone instead"
+        )
+    if stripped.startswith("@"):
+        macro = stripped.lower()
+        if macro == "@reboot":
+            raise CronError("@reboot is not supported: cronduit schedules by time, not by boot")
+        if macro not in _MACROS:
+            raise CronError(
+                f"unknown macro {stripped!r}; use one of {', '.join(sorted(_MACROS))}"
+            )
+        stripped = _MACROS[macro]
+    parts = stripped.split()
+    if len(parts) == 6:
+        raise CronError(
+            "six fields given: a seconds field is not supported; use five fields "
+            "(minute hour day-of-month month day-of-week)"
+        )
+    if len(parts) != 5:
+        raise CronError(
+            f"expected five fields (minute hour day-of-month month day-of-week), "
+            f"got {len(parts)}"
+        )
+    values = [_parse_field(part, index) for index, part in enumerate(parts)]
+    dom_star = parts[2].startswith("*")
+    dow_star = parts[4].startswith("*")
+    expression = CronExpression(
+        text=text,
+        fields=(parts[0], parts[1], parts[2], parts[3], parts[4]),
+        minutes=values[0],
+        hours=values[1],
+        days=values[2],
+        months=values[3],
+        weekdays=values[4],
+        day_or=not (dom_star or dow_star),
+        wildcard=parts[0].startswith("*") or parts[1].startswith("*"),
+    )
+    if not _can_ever_match(expression):
+        raise CronError(f"{text.strip()!r} can never match a real date")
+    return expression
+
+
+def _can_ever_match(expression: CronExpression) -> bool:
+    """Every month shape (length, first weekday) occurs in the Gregorian calendar, so a
+    month with no matching day in any shape never matches."""
+    for month in expression.months:
+        lengths = (28, 29) if month == 2 else (_DAYS_IN_MONTH[month],)
+        for length in lengths:
+            for first in range(7):
+                if _matching_days(expression, length, first):
+                    return True
+    return False
+
+
+def _matching_days(expression: CronExpression, length: int, first: int) -> tuple[int, ...]:
+    return tuple(
+        day
+        for day in range(1, length + 1)
+        if expression.day_matches(day, (first + day - 1) % 7)
+    )
+
+
+class DailyPlan:
+    """The slots of a calendar schedule: on the days that match, at fixed times of day.
+
+    Both cron expressions and ``at`` lists are plans: a cron expression is its matching days
+    times its hours times its minutes; an ``at`` list is every day times its times. The plan
+    works in integer epoch seconds, which keeps the hot loop to additions on days when the
+    zone's offset does not change; only days with a transition take the careful path.
+    """
+
+    __slots__ = (
+        "_day_cache",
+        "_day_filter",
+        "_fixed_offset",
+        "_months",
+        "_times",
+        "dst",
+        "wildcard",
+        "zone",
+    )
+
+    def __init__(
+        self,
+        zone: ZoneInfo,
+        times_of_day: tuple[int, ...],
+        months: frozenset[int],
+        day_filter: CronExpression | None,
+        wildcard: bool,
+        dst: DstPolicy,
+    ) -> None:
+        self.zone = zone
+        self._times = tuple(sorted(set(times_of_day)))
+        self._months = tuple(sorted(months))
+        self._day_filter = day_filter
+        self.wildcard = wildcard
+        self.dst = dst
+        self._day_cache: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._fixed_offset = _fixed_offset(zone)
+
+    # -- days -------------------------------------------------------------------------------
+
+    def _days_of(self, year: int, month: int) -> tuple[int, ...]:
+        first_ordinal = date(year, month, 1).toordinal()
+        length = 29 if month == 2 and _is_leap(year) else _DAYS_IN_MONTH[month]
+        key = (length, first_ordinal % 7)
+        days = self._day_cache.get(key)
+        if days is None:
+            if self._day_filter is None:
+                days = tuple(range(1, length + 1))
+            else:
+                days = _matching_days(self._day_filter, length, first_ordinal % 7)
+            self._day_cache[key] = days
+        return days
+
+    def _wall_offset(self, ordinal: int) -> int:
+        """UTC offset, in seconds, of the wall-clock midnight starting day ``ordinal``."""
+        fixed = self._fixed_offset
+        if fixed is not None:
+            return fixed
+        offset = self.zone.utcoffset(datetime.fromordinal(ordinal))
+        assert offset is not None
+        return offset.days * 86_400 + offset.seconds
+
+    def _day_slots(self, ordinal: int) -> list[int]:
+        """The instants (epoch seconds, ascending) of the slots of day ``ordinal``."""
+        local_midnight = (ordinal - _EPOCH_ORDINAL) * 86_400
+        start_offset = self._wall_offset(ordinal)
+        if start_offset == self._wall_offset(ordinal + 1):
+            base = local_midnight - start_offset
+            return [base + t for t in self._times]
+        return self._transition_day_slots(ordinal, local_midnight)
+
+    def _transition_day_slots(self, ordinal: int, local_midnight: int) -> list[int]:
+        """The careful path, for a day on which the zone's offset changes."""
+        zone = self.zone
+        day = datetime.fromordinal(ordinal)
+        instants: set[int] = set()
+        for t in self._times:
+            wall = day + timedelta(seconds=t)
+            before = _seconds(zone.utcoffset(wall))
+            after = _seconds(zone.utcoffset(wall.replace(fold=1)))
+            wall_seconds = local_midnight + t
+            if before == after:
+                instants.add(wall_seconds - before)
+            elif before > after:  # repeated (fall-back) wall time: first, maybe second
+                instants.add(wall_seconds - before)
+                if self.wildcard or self.dst.fold is DstFold.TWICE:
+                    instants.add(wall_seconds - after)
+            elif not self.wildcard and self.dst.gap is DstGap.RUN:
+                instants.add(self._gap_end(wall_seconds - after, wall_seconds - before))
+        return sorted(instants)
+
+    def _gap_end(self, low: int, high: int) -> int:
+        """The transition instant in ``(low, high]``: the first instant after the gap."""
+        zone = self.zone
+        offset_low = _seconds(datetime.fromtimestamp(low, zone).utcoffset())
+        while high - low > 1:
+            middle = (low + high) // 2
+            if _seconds(datetime.fromtimestamp(middle, zone).utcoffset()) == offset_low:
+                low = middle
+            else:
+                high = middle
+        return high
+
+    # -- iteration --------------------------------------------------------------------------
+
+    def _local_date(self, instant: int) -> date:
+        if self._fixed_offset is not None:
+            return date.fromordinal(_EPOCH_ORDINAL + (instant + self._fixed_offset) // 86_400)
+        return datetime.fromtimestamp(instant, self.zone).date()
+
+    def after(self, instant: int) -> Iterator[int]:
+        """Slot instants strictly after ``instant`` (epoch seconds), ascending."""
+        # A gap slot of the previous day can land on this day (a gap across midnight).
+        start = self._local_date(instant) - timedelta(days=1)
+        year, month, first_day = start.year, start.month, start.day
+        months = self._months
+        last = instant
+        while year <= _MAX_YEAR:
+            if month in months:
+                first_ordinal = date(year, month, 1).toordinal() - 1
+                for day in self._days_of(year, month):
+                    if day < first_day:
+                        continue
+                    slots = self._day_slots(first_ordinal + day)
+                    if slots and slots[-1] > last:
+                        for slot in slots[bisect.bisect_right(slots, last) :]:
+                            yield slot
+                        last = slots[-1]
+            first_day = 1
+            month += 1
+            if month == 13:
+                month = 1
+                year += 1
+
+    def before(self, instant: int) -> Iterator[int]:
+        """Slot instants strictly before ``instant`` (epoch seconds), descending."""
+        start = self._local_date(instant) + timedelta(days=1)
+        year, month, last_day = start.year, start.month, start.day
+        months = self._months
+        bound = instant
+        while year >= _MIN_YEAR:
+            if month in months:
+                first_ordinal = date(year, month, 1).toordinal() - 1
+                for day in reversed(self._days_of(year, month)):
+                    if day > last_day or (year == 1 and month == 1 and day == 1):
+                        continue
+                    slots = self._day_slots(first_ordinal + day)
+                    if slots and slots[0] < bound:
+                        for slot in reversed(slots[: bisect.bisect_left(slots, bound)]):
+                            yield slot
+                        bound = slots[0]
+            last_day = 31
+            month -= 1
+            if month == 0:
+                month = 12
+                year -= 1
+
+
+def _seconds(offset: timedelta | None) -> int:
+    assert offset is not None
+    return offset.days * 86_400 + offset.seconds
+
+
+def _fixed_offset(zone: ZoneInfo) -> int | None:
+    """The zone's offset if it never changes (UTC and the Etc zones), else None."""
+    if zone.key in ("UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu", "UCT", "Zulu",
+                    "Universal", "GMT", "Etc/GMT", "Etc/GMT0", "Etc/GMT+0", "Etc/GMT-0",
+                    "Etc/Greenwich", "GMT0", "GMT+0", "GMT-0", "Greenwich"):
+        return 0
+    if zone.key.startswith("Etc/GMT"):
+        return _seconds(zone.utcoffset(datetime(2000, 1, 1)))
+    return None
+
+
+def _epoch_seconds(instant: datetime) -> tuple[int, bool]:
+    """``instant`` as whole epoch seconds (floored) and whether it had a fraction."""
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError("instant must be timezone-aware")
+    delta = instant - datetime(1970, 1, 1, tzinfo=UTC)
+    whole = delta.days * 86_400 + delta.seconds
+    return whole, delta.microseconds != 0
+
+
+def _to_datetime(instant: int) -> datetime:
+    return datetime.fromtimestamp(instant, UTC)
+
+
+@dataclass(frozen=True)
+class Cron:
+    """A cron expression read in an IANA time zone with cronduit's DST rules.
+
+    >>> from datetime import datetime, UTC
+    >>> cron = Cron("30 1 * * *", "Europe/London")
+    >>> next(cron.after(datetime(2026, 3, 28, 12, tzinfo=UTC))).isoformat()
+    '2026-03-29T01:00:00+00:00'
+
+    (01:30 does not exist in London that night; the job runs at 02:00 BST, the first instant
+    after the gap.) ``after`` and ``before`` iterate aware UTC datetimes strictly after or
+    before the given aware instant. Invalid input raises :class:`CronError` or ``ValueError``
+    (for an unknown zone) before any iteration.
+    """
+
+    expression: str
+    tz: str = "UTC"
+    dst: DstPolicy = field(default_factory=DstPolicy)
+    parsed: CronExpression = field(init=False, repr=False, compare=False)
+    plan: DailyPlan = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parsed = CronExpression.parse(self.expression)
+        object.__setattr__(self, "parsed", parsed)
+        object.__setattr__(self, "plan", _plan_for(parsed, self.tz, self.dst))
+
+    @property
+    def is_wildcard(self) -> bool:
+        """True when the job follows real time through DST changes (see the module doc)."""
+        return self.parsed.wildcard
+
+    def after(self, instant: datetime) -> Iterator[datetime]:
+        whole, _ = _epoch_seconds(instant)
+        return map(_to_datetime, self.plan.after(whole))
+
+    def before(self, instant: datetime) -> Iterator[datetime]:
+        whole, fraction = _epoch_seconds(instant)
+        return map(_to_datetime, self.plan.before(whole + 1 if fraction else whole))
+
+
+@lru_cache(maxsize=1024)
+def _plan_for(parsed: CronExpression, tz: str, dst: DstPolicy) -> DailyPlan:
+    times = tuple(h * 3600 + m * 60 for h in parsed.hours for m in parsed.minutes)
+    return DailyPlan(load_zone(tz), times, parsed.months, parsed, parsed.wildcard, dst)
