@@ -40,6 +40,7 @@ __all__ = [
     "DailyPlan",
     "DstPolicy",
     "ZoneError",
+    "cron_plan",
     "load_zone",
 ]
 
@@ -484,7 +485,7 @@ class Cron:
     def __post_init__(self) -> None:
         parsed = CronExpression.parse(self.expression)
         object.__setattr__(self, "parsed", parsed)
-        object.__setattr__(self, "plan", _plan_for(parsed, self.tz, self.dst))
+        object.__setattr__(self, "plan", cron_plan(parsed, self.tz, self.dst))
 
     @property
     def is_wildcard(self) -> bool:
@@ -501,6 +502,7 @@ class Cron:
 
 
 @lru_cache(maxsize=1024)
-def _plan_for(parsed: CronExpression, tz: str, dst: DstPolicy) -> DailyPlan:
+def cron_plan(parsed: CronExpression, tz: str, dst: DstPolicy) -> DailyPlan:
+    """The daily plan of a parsed expression; cached, as jobs ask for the same one often."""
     times = tuple(h * 3600 + m * 60 for h in parsed.hours for m in parsed.minutes)
     return DailyPlan(load_zone(tz), times, parsed.months, parsed, parsed.wildcard, dst)

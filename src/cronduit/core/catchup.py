@@ -1,0 +1,277 @@
+"""Catch-up and re-arm: what a timer firing publishes, what it records as missed, when it
+fires next. Pure: the store calls :func:`decide_firing` inside the firing transaction with
+the timer row it read and ``now``, and writes the answer, so replaying a firing from the same
+row gives the same answer.
+
+The rules (cron and at):
+
+* A firing publishes the latest slot whose due time is at or before ``now`` only if it is
+  strictly less than the catch-up window late (exactly at the window's edge is too late) and
+  its wall-clock name differs from the one that ran last. Older missed slots are recorded as
+  missed, each with its reason. ``mode: all`` publishes every missed slot inside the window,
+  oldest first, at most ``max_runs`` (the newest ones; older ones are missed).
+* ``catch_up: false`` (a window of 0) still runs a slot fired on time: "on time" is less than
+  :data:`ON_TIME_GRACE` late, since no firing happens at the exact instant.
+* The timer re-arms for the next slot after ``now`` whose name differs from the last one run.
+
+Interval (``every``) jobs publish their own slot, however late, and re-arm ``every`` after it,
+or ``every`` after ``now`` when that is already past: an outage yields one run, not a burst.
+
+Lateness is measured from a slot's due time (its instant plus the job's jitter), so jitter
+never makes a slot look late.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from cronduit.core.durations import format_duration
+from cronduit.core.enums import CatchUpMode
+from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot
+
+ON_TIME_GRACE = 60
+"""Seconds after its due time within which a slot counts as on time, not late."""
+
+LISTED_MISSED = 1000
+"""After a long outage, missed slots listed one by one; older ones are counted in one row."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUpPolicy:
+    """A job's catch-up settings. ``window=None`` means no limit; ``0`` means never late."""
+
+    window: int | None = 6 * 3600
+    mode: CatchUpMode = CatchUpMode.LATEST
+    max_runs: int = 10
+
+    def admits(self, lateness: float) -> bool:
+        """Whether a slot this many seconds late may still run (strict at the edge)."""
+        if self.window is None:
+            return True
+        window = self.window if self.window > 0 else ON_TIME_GRACE
+        return lateness < window
+
+
+@dataclass(frozen=True, slots=True)
+class Publish:
+    """A slot the firing turns into an accepted timer trigger."""
+
+    slot: Slot
+    late: bool
+    """Run by catch-up rather than on time: marked in the run's record and label."""
+
+
+@dataclass(frozen=True, slots=True)
+class Missed:
+    """A slot that will never run, with the reason the slot ledger shows."""
+
+    slot: Slot
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MissedCount:
+    """Missed slots beyond :data:`LISTED_MISSED`, counted in one ledger row."""
+
+    count: int
+    first: datetime
+    last: datetime
+
+
+@dataclass(frozen=True)
+class Firing:
+    """Everything one firing writes, in one transaction."""
+
+    publish: tuple[Publish, ...]
+    missed: tuple[Missed, ...]
+    missed_count: MissedCount | None
+    next_slot: Slot | None
+    """The slot the timer is re-armed for (None: the schedule has no further slot)."""
+    next_due: datetime | None
+    """When the timer elapses next: ``next_slot``'s instant plus jitter."""
+    last_name: str | None
+    """The wall-clock name of the newest slot that ran (unchanged if none ran)."""
+
+
+DueOf = Callable[[Slot], datetime]
+"""A slot's due time (instant plus jitter); the identity when the job has no jitter."""
+
+
+def _instant(slot: Slot) -> datetime:
+    return slot.instant
+
+
+def _late_by(now: datetime, due: datetime) -> float:
+    return (now - due).total_seconds()
+
+
+@dataclass
+class _Outage:
+    """Collects the slots a firing passes over, keeping only the newest ones listed."""
+
+    listed: deque[Missed] = field(default_factory=lambda: deque(maxlen=LISTED_MISSED))
+    dropped: int = 0
+    first_dropped: datetime | None = None
+    last_dropped: datetime | None = None
+
+    def add(self, missed: Missed) -> None:
+        if len(self.listed) == LISTED_MISSED:
+            oldest = self.listed[0].slot.instant
+            self.dropped += 1
+            self.first_dropped = self.first_dropped or oldest
+            self.last_dropped = oldest
+        self.listed.append(missed)
+
+    def count(self) -> MissedCount | None:
+        if not self.dropped or self.first_dropped is None or self.last_dropped is None:
+            return None
+        return MissedCount(self.dropped, self.first_dropped, self.last_dropped)
+
+
+def _too_late_reason(lateness: float, policy: CatchUpPolicy) -> str:
+    late = format_duration(int(lateness))
+    if policy.window == 0:
+        return f"missed: {late} late and catch-up is off"
+    assert policy.window is not None
+    return f"missed: {late} late, outside the catch-up window of {format_duration(policy.window)}"
+
+
+SAME_NAME = "missed: same wall-clock name as the slot that ran last"
+SUPERSEDED = "missed: a later slot ran instead (catch-up mode latest)"
+OVER_MAX_RUNS = "missed: more than max_runs slots to catch up; the newest ran"
+
+
+def decide_firing(
+    schedule: CalendarSchedule,
+    armed: Slot,
+    last_name: str | None,
+    now: datetime,
+    policy: CatchUpPolicy,
+    due_of: DueOf = _instant,
+) -> Firing:
+    """The firing of a calendar timer that was armed for slot ``armed``, at ``now``."""
+    due: list[Slot] = []
+    next_slot: Slot | None = None
+    for slot in _slots_from(schedule, armed):
+        if due_of(slot) > now:
+            next_slot = slot
+            break
+        due.append(slot)
+    outage = _Outage()
+    publish = _choose(due, last_name, now, policy, due_of, outage)
+    ran_name = publish[-1].slot.name if publish else last_name
+    while next_slot is not None and next_slot.name == ran_name:
+        outage.add(Missed(next_slot, SAME_NAME))
+        next_slot = next(schedule.slots_after(next_slot.instant), None)
+    return Firing(
+        publish=tuple(publish),
+        missed=tuple(outage.listed),
+        missed_count=outage.count(),
+        next_slot=next_slot,
+        next_due=None if next_slot is None else due_of(next_slot),
+        last_name=ran_name,
+    )
+
+
+def _slots_from(schedule: CalendarSchedule, armed: Slot) -> Iterator[Slot]:
+    """The armed slot itself, then the schedule's slots after it."""
+    yield armed
+    yield from schedule.slots_after(armed.instant)
+
+
+def _choose(
+    due: list[Slot],
+    last_name: str | None,
+    now: datetime,
+    policy: CatchUpPolicy,
+    due_of: DueOf,
+    outage: _Outage,
+) -> list[Publish]:
+    """Split the due slots into published and missed, per the catch-up mode."""
+    if not due:
+        return []
+    if policy.mode is CatchUpMode.LATEST:
+        for slot in due[:-1]:
+            lateness = _late_by(now, due_of(slot))
+            reason = SUPERSEDED if policy.admits(lateness) else _too_late_reason(lateness, policy)
+            outage.add(Missed(slot, reason))
+        candidates = due[-1:]
+    else:
+        candidates = due
+    chosen: list[Publish] = []
+    previous = last_name
+    for slot in candidates:
+        lateness = _late_by(now, due_of(slot))
+        if not policy.admits(lateness):
+            outage.add(Missed(slot, _too_late_reason(lateness, policy)))
+        elif slot.name == previous:
+            outage.add(Missed(slot, SAME_NAME))
+        else:
+            chosen.append(Publish(slot, late=lateness >= ON_TIME_GRACE))
+            previous = slot.name
+    if len(chosen) > policy.max_runs and policy.mode is CatchUpMode.ALL:
+        for extra in chosen[: -policy.max_runs]:
+            outage.add(Missed(extra.slot, OVER_MAX_RUNS))
+        chosen = chosen[-policy.max_runs :]
+    return chosen
+
+
+def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: datetime) -> Firing:
+    """The firing of an ``every`` timer armed for ``armed``: one run, then re-arm."""
+    slot = schedule.slot_at(armed)
+    step = timedelta(seconds=schedule.seconds)
+    following = armed + step if armed + step > now else now + step
+    lateness = _late_by(now, armed)
+    return Firing(
+        publish=(Publish(slot, late=lateness >= ON_TIME_GRACE),),
+        missed=(),
+        missed_count=None,
+        next_slot=schedule.slot_at(following),
+        next_due=following,
+        last_name=slot.name,
+    )
+
+
+# -- arming on start and on config edits (SPEC §3) ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Arming:
+    """Where a timer points after a config change: its next slot and due time."""
+
+    slot: Slot
+    due: datetime
+
+
+def arm_new(schedule: CalendarSchedule | IntervalSchedule, now: datetime,
+            due_of: DueOf = _instant) -> Arming | None:
+    """A new job: a timed job waits for its next slot; an interval job runs at once."""
+    if isinstance(schedule, IntervalSchedule):
+        slot = schedule.slot_at(now)
+        return Arming(slot, now)
+    latest = schedule.latest_at_or_before(now)
+    if latest is not None and due_of(latest) > now:  # its jitter has not elapsed yet
+        return Arming(latest, due_of(latest))
+    following = next(schedule.slots_after(now), None)
+    return None if following is None else Arming(following, due_of(following))
+
+
+def arm_edited(
+    schedule: CalendarSchedule | IntervalSchedule,
+    last_name: str | None,
+    now: datetime,
+    policy: CatchUpPolicy,
+    due_of: DueOf = _instant,
+) -> Arming | None:
+    """An edited timing: an interval job runs at once; a timed job runs its latest slot if it
+    is inside the catch-up window and not the one that ran last, else waits for the next."""
+    if isinstance(schedule, IntervalSchedule):
+        return arm_new(schedule, now)
+    latest = schedule.latest_at_or_before(now)
+    if latest is not None and latest.name != last_name:
+        if policy.admits(_late_by(now, due_of(latest))) and due_of(latest) <= now:
+            return Arming(latest, due_of(latest))
+    return arm_new(schedule, now, due_of)

@@ -1,0 +1,165 @@
+"""The three timings (cron, at, every) behind one vocabulary: slots with instants and names.
+
+A slot's *instant* is its identity: stable across restarts, unique per job, and the key of its
+delivery id (``slot/<job>/<UTC instant>``). Its *name* is how a person reads it on the job's
+wall clock (``2026-10-25 01:30 Europe/London``). The second pass through a repeated fall-back
+hour reads the same on the clock, so its name says so (``... (repeated)``): the catch-up rule
+"never run the name that ran last" must not swallow a slot that the DST policy wants to run.
+
+``cron`` and ``at`` are calendar schedules (slots fall on the calendar); ``every`` is an
+interval schedule (slots are counted from the previous firing, see :mod:`catchup`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from cronduit.core.cron import CronExpression, DailyPlan, DstPolicy, cron_plan, load_zone
+from cronduit.core.durations import format_duration
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Slot:
+    """One scheduled moment of a timed job."""
+
+    instant: datetime
+    """Aware UTC; the slot's identity."""
+    name: str
+    """The wall-clock name, used for display and for the catch-up name rule."""
+
+    def delivery_id(self, job: str) -> str:
+        """The trigger's delivery id: accepting the same slot twice is one event."""
+        return f"slot/{job}/{format_utc(self.instant)}"
+
+
+def format_utc(instant: datetime) -> str:
+    """``2026-03-29T01:00:00Z``: the one spelling of an instant in ids, output and records."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _to_epoch(instant: datetime) -> int:
+    if instant.tzinfo is None:
+        raise ValueError("instant must be timezone-aware")
+    delta = instant - _EPOCH
+    return delta.days * 86_400 + delta.seconds
+
+
+def _from_epoch(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+@dataclass(frozen=True)
+class CalendarSchedule:
+    """Slots of a ``cron`` or ``at`` timing in a time zone, with the job's DST policy."""
+
+    plan: DailyPlan
+    description: str
+    """How the run label names the timing kind: ``cron`` or ``at``."""
+
+    @property
+    def zone_name(self) -> str:
+        return self.plan.zone.key
+
+    def name_of(self, instant: datetime) -> str:
+        """The wall-clock name of ``instant`` on this schedule's clock."""
+        local = instant.astimezone(self.plan.zone)
+        repeated = " (repeated)" if local.fold else ""
+        return f"{local:%Y-%m-%d %H:%M} {self.zone_name}{repeated}"
+
+    def label(self, slot: Slot) -> str:
+        """The run label of a slot: ``cron 2026-10-25 01:30 Europe/London``."""
+        return f"{self.description} {slot.name}"
+
+    def slots_after(self, instant: datetime) -> Iterator[Slot]:
+        """Slots strictly after ``instant``, ascending."""
+        for seconds in self.plan.after(_to_epoch(instant)):
+            moment = _from_epoch(seconds)
+            yield Slot(moment, self.name_of(moment))
+
+    def slots_from(self, instant: datetime) -> Iterator[Slot]:
+        """Slots at or after ``instant``, ascending."""
+        return self.slots_after(instant - timedelta(seconds=1))
+
+    def slots_before(self, instant: datetime) -> Iterator[Slot]:
+        """Slots strictly before ``instant``, descending."""
+        seconds = _to_epoch(instant)
+        if instant.microsecond:
+            seconds += 1
+        for found in self.plan.before(seconds):
+            moment = _from_epoch(found)
+            yield Slot(moment, self.name_of(moment))
+
+    def latest_at_or_before(self, instant: datetime) -> Slot | None:
+        """The newest slot at or before ``instant``, if any."""
+        return next(self.slots_before(instant + timedelta(seconds=1)), None)
+
+
+@dataclass(frozen=True)
+class IntervalSchedule:
+    """An ``every`` timing: elapsed time, anchored on each firing rather than on the calendar."""
+
+    seconds: int
+
+    @property
+    def description(self) -> str:
+        return f"every {format_duration(self.seconds)}"
+
+    def name_of(self, instant: datetime) -> str:
+        return f"{instant.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+    def label(self, slot: Slot) -> str:
+        return self.description
+
+    def slot_at(self, instant: datetime) -> Slot:
+        return Slot(instant, self.name_of(instant))
+
+
+Schedule = CalendarSchedule | IntervalSchedule
+
+
+def cron_schedule(expression: str, time_zone: str = "UTC", dst: DstPolicy | None = None) -> (
+    CalendarSchedule
+):
+    """The calendar schedule of a cron expression; raises CronError or ZoneError."""
+    plan = cron_plan(CronExpression.parse(expression), time_zone, dst or DstPolicy())
+    return CalendarSchedule(plan, "cron")
+
+
+def at_schedule(minutes_of_day: tuple[int, ...], time_zone: str = "UTC",
+                dst: DstPolicy | None = None) -> CalendarSchedule:
+    """The calendar schedule of an ``at`` list: fixed times of day, every day."""
+    if not minutes_of_day or any(not 0 <= m < 1440 for m in minutes_of_day):
+        raise ValueError("at needs times of day between 00:00 and 23:59")
+    plan = DailyPlan(load_zone(time_zone), tuple(m * 60 for m in minutes_of_day),
+                     frozenset(range(1, 13)), None, False, dst or DstPolicy())
+    return CalendarSchedule(plan, "at")
+
+
+def jitter_offset(job: str, slot: datetime, jitter: int, room: int | None) -> int:
+    """Seconds added to ``slot``: stable for a job and slot, and less than ``room``.
+
+    A hash rather than a random draw, so the offset survives restarts and every daemon in a
+    cluster computes the same due time. ``room`` is the time to the next slot: jitter spreads
+    load but never pushes a run past the next one.
+    """
+    if jitter <= 0:
+        return 0
+    span = jitter if room is None else min(jitter, room)
+    if span <= 1:
+        return 0
+    digest = hashlib.blake2b(f"{job}/{format_utc(slot)}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % span
+
+
+def next_jittered(schedule: CalendarSchedule, job: str, slot: Slot, jitter: int) -> datetime:
+    """When the timer should elapse for ``slot``: its instant plus its jitter offset."""
+    if jitter <= 0:
+        return slot.instant
+    following = next(schedule.slots_after(slot.instant), None)
+    room = None if following is None else _to_epoch(following.instant) - _to_epoch(slot.instant)
+    return slot.instant + timedelta(seconds=jitter_offset(job, slot.instant, jitter, room))

@@ -1,0 +1,307 @@
+"""Catch-up, the slot ledger's decisions and re-arming, on simulated time.
+
+London changes clocks on 2026-03-29 (01:00 GMT -> 02:00 BST) and 2026-10-25 (02:00 BST ->
+01:00 GMT); the DST tests below run across those nights.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cronduit.core.catchup import (
+    LISTED_MISSED,
+    OVER_MAX_RUNS,
+    SAME_NAME,
+    SUPERSEDED,
+    CatchUpPolicy,
+    arm_edited,
+    arm_new,
+    decide_firing,
+    decide_interval_firing,
+)
+from cronduit.core.enums import CatchUpMode
+from cronduit.core.timespec import (
+    IntervalSchedule,
+    Slot,
+    at_schedule,
+    cron_schedule,
+    jitter_offset,
+    next_jittered,
+)
+
+HOUR = timedelta(hours=1)
+SECOND = timedelta(seconds=1)
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def first_slot(schedule_text: str, after: str, tz: str = "UTC") -> tuple[object, Slot]:
+    schedule = cron_schedule(schedule_text, tz)
+    return schedule, next(schedule.slots_after(utc(after)))
+
+
+def test_an_on_time_firing_publishes_its_slot_and_rearms_for_the_next() -> None:
+    """The ordinary case: one slot, on time, not late; the timer moves one slot on."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    firing = decide_firing(schedule, armed, None, armed.instant + SECOND, CatchUpPolicy())
+    assert [(p.slot.instant, p.late) for p in firing.publish] == [(utc("2026-06-01T09:00"), False)]
+    assert firing.missed == ()
+    assert utc("2026-06-02T09:00") == firing.next_due
+    assert "2026-06-01 09:00 UTC" == firing.last_name
+
+
+def test_the_catch_up_window_edge_is_strict() -> None:
+    """Exactly at the window is too late; one second inside runs; one second outside does not."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    policy = CatchUpPolicy(window=6 * 3600)
+    for offset, runs in ((6 * HOUR - SECOND, True), (6 * HOUR, False), (6 * HOUR + SECOND, False)):
+        firing = decide_firing(schedule, armed, None, armed.instant + offset, policy)
+        assert runs == bool(firing.publish), offset
+        if not runs:
+            assert [m.slot for m in firing.missed] == [armed]
+            assert "outside the catch-up window of 6h" in firing.missed[0].reason
+
+
+def test_several_missed_slots_run_only_the_latest_and_record_the_rest() -> None:
+    """An outage over four hourly slots: the newest runs late; the others are missed with reasons."""
+    schedule = cron_schedule("0 * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
+    now = utc("2026-06-01T04:10")
+    firing = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=2 * 3600))
+    assert [p.slot.instant for p in firing.publish] == [utc("2026-06-01T04:00")]
+    assert [p.late for p in firing.publish] == [True]
+    assert [(m.slot.instant.hour, m.reason) for m in firing.missed] == [
+        (1, "missed: 3h10m late, outside the catch-up window of 2h"),
+        (2, "missed: 2h10m late, outside the catch-up window of 2h"),
+        (3, SUPERSEDED),
+    ]
+    assert utc("2026-06-01T05:00") == firing.next_due
+
+
+def test_mode_all_runs_every_slot_in_the_window_oldest_first_up_to_max_runs() -> None:
+    """mode: all with max_runs 2 runs the two newest in-window slots, oldest first."""
+    schedule = cron_schedule("0 * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
+    policy = CatchUpPolicy(window=3 * 3600, mode=CatchUpMode.ALL, max_runs=2)
+    firing = decide_firing(schedule, armed, None, utc("2026-06-01T04:10"), policy)
+    assert [p.slot.instant.hour for p in firing.publish] == [3, 4]
+    reasons = {m.slot.instant.hour: m.reason for m in firing.missed}
+    assert OVER_MAX_RUNS == reasons[2]
+    assert "outside the catch-up window" in reasons[1]
+
+
+def test_catch_up_false_runs_on_time_slots_only() -> None:
+    """A window of 0 means never late: on time (under a minute) runs, two minutes late does not."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    never = CatchUpPolicy(window=0)
+    assert decide_firing(schedule, armed, None, armed.instant + 5 * SECOND, never).publish
+    late = decide_firing(schedule, armed, None, armed.instant + 120 * SECOND, never)
+    assert () == late.publish
+    assert "catch-up is off" in late.missed[0].reason
+
+
+def test_catch_up_true_has_no_limit() -> None:
+    """catch_up: true runs the latest slot however late."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    firing = decide_firing(schedule, armed, None, utc("2026-09-01T00:00"),
+                           CatchUpPolicy(window=None))
+    assert [p.slot.instant for p in firing.publish] == [utc("2026-08-31T09:00")]
+
+
+def test_the_slot_whose_name_ran_last_is_not_run_again() -> None:
+    """A slot whose wall-clock name is the one that ran last is missed (the DST name rule)."""
+    schedule = cron_schedule("30 1 * * *", "Europe/London")
+    armed = next(schedule.slots_after(utc("2026-10-24T12:00")))
+    firing = decide_firing(schedule, armed, armed.name, armed.instant + SECOND, CatchUpPolicy())
+    assert () == firing.publish
+    assert [SAME_NAME] == [m.reason for m in firing.missed]
+
+
+def test_a_firing_replayed_from_the_same_row_gives_the_same_answer() -> None:
+    """Crash replay: deciding again from the row the store still holds repeats the decision."""
+    schedule = cron_schedule("*/5 * * * *", "Europe/London")
+    armed = next(schedule.slots_after(utc("2026-10-25T00:00")))
+    now = utc("2026-10-25T01:17")
+    first = decide_firing(schedule, armed, None, now, CatchUpPolicy())
+    again = decide_firing(schedule, armed, None, now, CatchUpPolicy())
+    assert first == again
+    assert first.next_slot is not None
+    after = decide_firing(schedule, first.next_slot, first.last_name, now, CatchUpPolicy())
+    assert () == after.publish
+
+
+def test_both_dst_nights_run_the_daily_job_once_each() -> None:
+    """Simulating a month of firings around each London DST night runs 01:30 once per day."""
+    for start in ("2026-03-20T00:00", "2026-10-15T00:00"):
+        schedule = cron_schedule("30 1 * * *", "Europe/London")
+        armed = next(schedule.slots_after(utc(start)))
+        last_name = None
+        ran: list[datetime] = []
+        for _ in range(20):
+            firing = decide_firing(schedule, armed, last_name, armed.instant + SECOND,
+                                   CatchUpPolicy())
+            ran += [p.slot.instant for p in firing.publish]
+            last_name = firing.last_name
+            assert firing.next_slot is not None
+            armed = firing.next_slot
+        days = [d.astimezone(schedule.plan.zone).date() for d in ran]
+        assert len(set(days)) == len(days) == 20
+
+
+def test_a_wildcard_job_runs_both_repeated_hours_through_firings() -> None:
+    """'0 * * * *' fires at 01:00 BST and again at 01:00 GMT: the names differ by '(repeated)'."""
+    schedule = cron_schedule("0 * * * *", "Europe/London")
+    armed = next(schedule.slots_after(utc("2026-10-24T23:30")))
+    last_name = None
+    names = []
+    for _ in range(3):
+        firing = decide_firing(schedule, armed, last_name, armed.instant, CatchUpPolicy())
+        names += [p.slot.name for p in firing.publish]
+        last_name = firing.last_name
+        assert firing.next_slot is not None
+        armed = firing.next_slot
+    assert names == [
+        "2026-10-25 01:00 Europe/London",
+        "2026-10-25 01:00 Europe/London (repeated)",
+        "2026-10-25 02:00 Europe/London",
+    ]
+
+
+def test_a_long_outage_lists_the_newest_thousand_and_counts_the_rest() -> None:
+    """Ten days of a minutely job missed: 1000 listed one by one, the older ones counted."""
+    schedule = cron_schedule("* * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    now = utc("2026-06-11T00:00:30")
+    firing = decide_firing(schedule, armed, None, now, CatchUpPolicy())
+    assert LISTED_MISSED == len(firing.missed)
+    assert firing.missed_count is not None
+    total = 10 * 24 * 60  # slots from 00:01 on the 1st to 00:00 on the 11th
+    assert total - 1 - LISTED_MISSED == firing.missed_count.count
+    assert utc("2026-06-01T00:01") == firing.missed_count.first
+
+
+def test_a_backward_clock_jump_publishes_nothing() -> None:
+    """If the clock reads earlier than the armed slot, the firing waits: nothing runs twice."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    firing = decide_firing(schedule, armed, "2026-05-31 09:00 UTC", armed.instant - HOUR,
+                           CatchUpPolicy())
+    assert () == firing.publish
+    assert armed == firing.next_slot
+
+
+def test_an_interval_outage_yields_one_run_then_rearms_from_now() -> None:
+    """every 10m, down for an hour: one late run, next due ten minutes after now."""
+    schedule = IntervalSchedule(600)
+    armed = utc("2026-06-01T00:00")
+    now = utc("2026-06-01T01:03")
+    firing = decide_interval_firing(schedule, armed, now)
+    assert [(p.slot.instant, p.late) for p in firing.publish] == [(armed, True)]
+    assert now + timedelta(minutes=10) == firing.next_due
+
+
+def test_an_on_time_interval_rearms_from_its_own_slot() -> None:
+    """A firing 2s late re-arms N after its slot, so intervals do not drift."""
+    schedule = IntervalSchedule(600)
+    armed = utc("2026-06-01T00:00")
+    firing = decide_interval_firing(schedule, armed, armed + 2 * SECOND)
+    assert utc("2026-06-01T00:10") == firing.next_due
+
+
+def test_new_jobs_arm_per_kind() -> None:
+    """A new timed job waits for its next slot; a new interval job runs at once."""
+    now = utc("2026-06-01T09:30")
+    timed = arm_new(cron_schedule("0 9 * * *"), now)
+    assert timed is not None
+    assert utc("2026-06-02T09:00") == timed.due
+    interval = arm_new(IntervalSchedule(3600), now)
+    assert interval is not None
+    assert now == interval.due
+
+
+def test_an_edited_timing_runs_its_latest_slot_inside_the_window() -> None:
+    """Edited to a slot one hour past: it runs now; seven hours past: it waits for the next."""
+    now = utc("2026-06-01T12:00")
+    one_hour = arm_edited(cron_schedule("0 11 * * *"), None, now, CatchUpPolicy())
+    assert one_hour is not None
+    assert utc("2026-06-01T11:00") == one_hour.due
+    seven_hours = arm_edited(cron_schedule("0 5 * * *"), None, now, CatchUpPolicy())
+    assert seven_hours is not None
+    assert utc("2026-06-02T05:00") == seven_hours.due
+
+
+def test_an_edited_timing_does_not_rerun_the_slot_that_ran_last() -> None:
+    """If the latest slot of the new timing has the name that ran last, the timer waits."""
+    now = utc("2026-06-01T12:00")
+    arming = arm_edited(cron_schedule("0 11 * * *"), "2026-06-01 11:00 UTC", now,
+                        CatchUpPolicy())
+    assert arming is not None
+    assert utc("2026-06-02T11:00") == arming.due
+
+
+def test_at_times_are_utc_unless_a_zone_is_given() -> None:
+    """at: ['05:17'] is 05:17 UTC; with time_zone it is 05:17 on that wall clock."""
+    plain = at_schedule((5 * 60 + 17,))
+    assert utc("2026-06-01T05:17") == next(plain.slots_after(utc("2026-06-01T00:00"))).instant
+    london = at_schedule((5 * 60 + 17,), "Europe/London")
+    assert utc("2026-06-01T04:17") == next(london.slots_after(utc("2026-06-01T00:00"))).instant
+
+
+def test_slot_delivery_ids_name_the_job_and_the_utc_instant() -> None:
+    """The delivery id makes a slot's acceptance idempotent."""
+    schedule = cron_schedule("0 9 * * *")
+    slot = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    assert "slot/report/2026-06-01T09:00:00Z" == slot.delivery_id("report")
+    assert "cron 2026-06-01 09:00 UTC" == schedule.label(slot)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 7200), st.integers(0, 10**9), st.sampled_from(["a", "backup", "etl-9"]))
+def test_jitter_is_stable_and_never_reaches_the_next_slot(jitter: int, seconds: int,
+                                                          job: str) -> None:
+    """The offset depends only on job and slot, and stays below the room to the next slot."""
+    schedule = cron_schedule("*/5 * * * *")
+    slot = next(schedule.slots_after(datetime.fromtimestamp(seconds, UTC)))
+    due = next_jittered(schedule, job, slot, jitter)
+    assert due == next_jittered(schedule, job, slot, jitter)
+    assert slot.instant <= due < slot.instant + timedelta(minutes=5)
+    assert jitter_offset(job, slot.instant, jitter, None) < jitter
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 48 * 60), st.integers(1, 12 * 60), st.sampled_from([None, 3600, 21600]))
+def test_latest_mode_equals_the_policy_applied_to_the_outage(start_minute: int,
+                                                             outage_minutes: int,
+                                                             window: int | None) -> None:
+    """Catch-up publishes the newest slot of the outage iff it is inside the window."""
+    schedule = cron_schedule("*/20 * * * *", "Europe/London")
+    origin = utc("2026-10-24T00:00") + timedelta(minutes=start_minute)
+    armed = next(schedule.slots_after(origin))
+    now = armed.instant + timedelta(minutes=outage_minutes)
+    outage = [s for s in _until(schedule, armed, now)]
+    firing = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=window))
+    newest = outage[-1]
+    inside = window is None or (now - newest.instant).total_seconds() < window
+    assert ([newest] if inside else []) == [p.slot for p in firing.publish]
+    assert len(outage) == len(firing.publish) + len(firing.missed)
+
+
+def _until(schedule: object, armed: Slot, now: datetime) -> list[Slot]:
+    from cronduit.core.timespec import CalendarSchedule
+
+    assert isinstance(schedule, CalendarSchedule)
+    slots = [armed]
+    for slot in schedule.slots_after(armed.instant):
+        if slot.instant > now:
+            break
+        slots.append(slot)
+    return slots
