@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import cache
 from zoneinfo import ZoneInfo
 
 from hypothesis import strategies as st
@@ -30,7 +30,7 @@ ODD_ZONES = frozenset(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def transitions(zone: str, year: int) -> tuple[datetime, ...]:
     """The UTC instants in ``year`` at which ``zone``'s offset changes (found by bisection)."""
     tz = ZoneInfo(zone)

@@ -24,6 +24,7 @@ from cronduit.core.catchup import (
 )
 from cronduit.core.enums import CatchUpMode
 from cronduit.core.timespec import (
+    CalendarSchedule,
     IntervalSchedule,
     Slot,
     at_schedule,
@@ -70,7 +71,7 @@ def test_the_catch_up_window_edge_is_strict() -> None:
 
 
 def test_several_missed_slots_run_only_the_latest_and_record_the_rest() -> None:
-    """An outage over four hourly slots: the newest runs late; the others are missed with reasons."""
+    """An outage over four hourly slots: the newest runs late; the rest are missed, with reasons."""
     schedule = cron_schedule("0 * * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
     now = utc("2026-06-01T04:10")
@@ -287,7 +288,7 @@ def test_latest_mode_equals_the_policy_applied_to_the_outage(start_minute: int,
     origin = utc("2026-10-24T00:00") + timedelta(minutes=start_minute)
     armed = next(schedule.slots_after(origin))
     now = armed.instant + timedelta(minutes=outage_minutes)
-    outage = [s for s in _until(schedule, armed, now)]
+    outage = _until(schedule, armed, now)
     firing = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=window))
     newest = outage[-1]
     inside = window is None or (now - newest.instant).total_seconds() < window
@@ -295,10 +296,7 @@ def test_latest_mode_equals_the_policy_applied_to_the_outage(start_minute: int,
     assert len(outage) == len(firing.publish) + len(firing.missed)
 
 
-def _until(schedule: object, armed: Slot, now: datetime) -> list[Slot]:
-    from cronduit.core.timespec import CalendarSchedule
-
-    assert isinstance(schedule, CalendarSchedule)
+def _until(schedule: CalendarSchedule, armed: Slot, now: datetime) -> list[Slot]:
     slots = [armed]
     for slot in schedule.slots_after(armed.instant):
         if slot.instant > now:

@@ -37,7 +37,8 @@ def _parse_or_reject(text: str, zone: str, dst: DstPolicy = DstPolicy()) -> Cron
 def _inside_repeated_hour(instant: datetime, zone: str) -> bool:
     tz = ZoneInfo(zone)
     wall = instant.astimezone(tz).replace(tzinfo=None)
-    return wall.replace(tzinfo=tz, fold=0).utcoffset() != wall.replace(tzinfo=tz, fold=1).utcoffset()
+    first, second = wall.replace(tzinfo=tz, fold=0), wall.replace(tzinfo=tz, fold=1)
+    return first.utcoffset() != second.utcoffset()
 
 
 def _cronsim_next(text: str, zone: str, start: datetime, end: datetime) -> list[datetime]:

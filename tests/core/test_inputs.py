@@ -33,7 +33,8 @@ def test_an_enum_member_is_accepted() -> None:
 
 def test_a_value_outside_the_enum_is_refused_naming_the_choices() -> None:
     """The message lists the allowed values so the caller can pick one."""
-    assert "input SOURCE: must be one of catalog, prices, reviews" == value_error(SOURCE, "x")
+    expected = "input SOURCE: must be one of catalog, prices, reviews"
+    assert expected == value_error(SOURCE, "x")
 
 
 def test_enum_membership_is_exact() -> None:
@@ -63,12 +64,14 @@ def test_an_unanchored_pattern_still_matches_the_whole_value() -> None:
 
 def test_a_double_quote_is_refused() -> None:
     """A quote could break out of a quoted shell word or a JSON string built by hand."""
-    assert "input FREE: must not contain a double quote" == value_error(FREE, 'say "hi"')
+    expected = "input FREE: must not contain a double quote"
+    assert expected == value_error(FREE, 'say "hi"')
 
 
 def test_a_backslash_is_refused() -> None:
     """A backslash could escape whatever follows it in a shell line."""
-    assert "input FREE: must not contain a backslash" == value_error(FREE, "a\\b")
+    expected = "input FREE: must not contain a backslash"
+    assert expected == value_error(FREE, "a\\b")
 
 
 @pytest.mark.parametrize(
@@ -78,7 +81,8 @@ def test_a_backslash_is_refused() -> None:
 )
 def test_every_control_character_class_is_refused(char: str) -> None:
     """C0 controls (tab and newline included), DEL and the C1 controls are all refused."""
-    assert "input FREE: must not contain a control character" == value_error(FREE, f"a{char}b")
+    expected = "input FREE: must not contain a control character"
+    assert expected == value_error(FREE, f"a{char}b")
 
 
 @pytest.mark.parametrize("char", [" ", "~", "\xa0", "é", "€", "😀"])
@@ -94,9 +98,8 @@ def test_a_value_of_exactly_256_bytes_is_accepted() -> None:
 
 def test_a_value_of_257_bytes_is_refused() -> None:
     """One byte over the limit is refused, and the message gives the size, not the value."""
-    assert "input FREE: must be at most 256 bytes in UTF-8 (it has 257)" == value_error(
-        FREE, "a" * 257
-    )
+    expected = "input FREE: must be at most 256 bytes in UTF-8 (it has 257)"
+    assert expected == value_error(FREE, "a" * 257)
 
 
 def test_the_limit_counts_utf8_bytes_not_characters() -> None:
@@ -158,12 +161,14 @@ def test_printable_short_values_are_accepted(value: str) -> None:
 
 def test_a_valid_enum_declaration_has_no_errors() -> None:
     """An upper-case name, an enum of plain values and a default from it pass."""
-    assert [] == declaration_errors("SOURCE", ["catalog", "prices"], None, "catalog", ["TZ"])
+    expected: list[str] = []
+    assert expected == declaration_errors("SOURCE", ["catalog", "prices"], None, "catalog", ["TZ"])
 
 
 def test_a_valid_pattern_declaration_has_no_errors() -> None:
     """A compiling pattern with a default it matches passes."""
-    assert [] == declaration_errors("SINCE", None, r"\d{4}", "2026", [])
+    expected: list[str] = []
+    assert expected == declaration_errors("SINCE", None, r"\d{4}", "2026", [])
 
 
 @pytest.mark.parametrize("name", ["source", "Source", "1ST", "MY-INPUT", "", "É"])
@@ -176,7 +181,8 @@ def test_a_name_that_is_not_an_upper_case_identifier_is_refused(name: str) -> No
 @pytest.mark.parametrize("name", ["_", "_PRIVATE", "A1", "CRONDUIT"])
 def test_upper_case_identifiers_are_accepted_as_names(name: str) -> None:
     """A leading underscore and digits after the first character are fine."""
-    assert [] == declaration_errors(name, ["a"], None, "a", [])
+    expected: list[str] = []
+    assert expected == declaration_errors(name, ["a"], None, "a", [])
 
 
 def test_a_name_in_the_cronduit_namespace_is_refused() -> None:
@@ -199,12 +205,14 @@ def test_both_enum_and_pattern_are_refused() -> None:
 
 def test_neither_enum_nor_pattern_is_refused() -> None:
     """An input with no rule would accept anything the value rules allow, by accident."""
-    assert ["give exactly one of enum or pattern"] == declaration_errors("A", None, None, "x", [])
+    expected = ["give exactly one of enum or pattern"]
+    assert expected == declaration_errors("A", None, None, "x", [])
 
 
 def test_an_empty_enum_is_refused() -> None:
     """An enum with no values could never be satisfied, not even by its default."""
-    assert ["enum must list at least one value"] == declaration_errors("A", [], None, "x", [])
+    expected = ["enum must list at least one value"]
+    assert expected == declaration_errors("A", [], None, "x", [])
 
 
 def test_a_repeated_enum_value_is_refused() -> None:
@@ -235,15 +243,15 @@ def test_a_non_string_enum_value_is_refused() -> None:
 def test_a_pattern_that_does_not_compile_is_refused() -> None:
     """A broken pattern would refuse every value; the message carries ``re``'s reason."""
     errors = declaration_errors("A", None, "(unclosed", "x", [])
-    assert 1 == len(errors)
-    assert errors[0].startswith("pattern is not a valid regular expression: missing )")
+    [message] = errors
+    assert message.startswith("pattern is not a valid regular expression: missing )")
 
 
 def test_a_pattern_too_large_for_re_is_refused_not_raised() -> None:
     """``re`` raises OverflowError for huge repeat counts; that is a config error too."""
     errors = declaration_errors("A", None, "a{99999999999}", "a", [])
-    assert 1 == len(errors)
-    assert errors[0].startswith("pattern is not a valid regular expression")
+    [message] = errors
+    assert message.startswith("pattern is not a valid regular expression")
 
 
 def test_a_default_outside_the_enum_is_refused_without_echoing_it() -> None:
@@ -261,7 +269,8 @@ def test_a_default_not_matching_the_whole_pattern_is_refused() -> None:
 def test_a_default_breaking_a_value_rule_is_refused_without_echoing_it() -> None:
     """The default obeys the value rules; the message names the rule, never the value."""
     errors = declaration_errors("A", None, ".*", 'hunter2"', [])
-    assert ["default must not contain a double quote"] == errors
+    expected = ["default must not contain a double quote"]
+    assert expected == errors
     assert not any("hunter2" in error for error in errors)
 
 
@@ -273,15 +282,22 @@ def test_a_missing_default_is_refused() -> None:
 
 def test_a_non_string_default_is_refused() -> None:
     """YAML reads ``default: 5`` as a number; the message says to quote it."""
-    assert ["default must be a string (quote it in YAML)"] == declaration_errors(
-        "A", None, r"\d", 5, []
-    )
+    expected = ["default must be a string (quote it in YAML)"]
+    assert expected == declaration_errors("A", None, r"\d", 5, [])
 
 
 def test_every_declaration_error_is_reported_at_once() -> None:
     """A config is fixed in one pass when all its errors are listed together."""
     errors = declaration_errors("CRONDUIT_X", ["a", "a"], "(", 7, ["CRONDUIT_X"])
-    assert 6 == len(errors)
+    expected = [
+        "name must not start with CRONDUIT_",
+        "name repeats a key of env",
+        "give exactly one of enum or pattern, not both",
+        "enum value 2 repeats enum value 1",
+        "pattern is not a valid regular expression",
+        "default must be a string",
+    ]
+    assert expected == [error[: len(rule)] for error, rule in zip(errors, expected, strict=True)]
 
 
 def test_an_input_spec_refuses_an_invalid_declaration() -> None:
@@ -295,7 +311,8 @@ def test_an_input_spec_refuses_an_invalid_declaration() -> None:
 
 def test_timer_firings_get_every_default() -> None:
     """With nothing given, each input takes its default."""
-    assert {"SOURCE": "catalog", "SINCE": "2026-01-01"} == resolve_inputs(SPECS, {})
+    expected = {"SOURCE": "catalog", "SINCE": "2026-01-01"}
+    assert expected == resolve_inputs(SPECS, {})
 
 
 def test_given_values_override_the_defaults() -> None:
@@ -306,23 +323,24 @@ def test_given_values_override_the_defaults() -> None:
 
 def test_a_job_without_inputs_resolves_to_nothing() -> None:
     """No declarations and nothing given is an empty environment addition."""
-    assert {} == resolve_inputs({}, {})
+    expected: dict[str, str] = {}
+    assert expected == resolve_inputs({}, {})
 
 
 def test_an_unknown_input_is_refused_listing_the_declared_ones() -> None:
     """A typo in an input name must not be silently ignored."""
     with pytest.raises(InputError) as caught:
         resolve_inputs(SPECS, {"SORCE": "prices"})
-    assert ["unknown input SORCE (declared: SOURCE, SINCE)"] == caught.value.messages
+    expected = ["unknown input SORCE (declared: SOURCE, SINCE)"]
+    assert expected == caught.value.messages
 
 
 def test_an_input_given_to_a_job_without_inputs_says_so() -> None:
     """The message explains that the job declares none, rather than listing nothing."""
     with pytest.raises(InputError) as caught:
         resolve_inputs({}, {"X": "1"})
-    assert ["unknown input X (declared: none: this job declares no inputs)"] == (
-        caught.value.messages
-    )
+    expected = ["unknown input X (declared: none: this job declares no inputs)"]
+    assert expected == (caught.value.messages)
 
 
 def test_an_unknown_name_that_is_not_an_identifier_is_shown_escaped_and_short() -> None:
@@ -351,4 +369,5 @@ def test_a_non_string_value_is_refused() -> None:
     """JSON bodies may carry numbers; inputs are strings and are not coerced."""
     with pytest.raises(InputError) as caught:
         resolve_inputs(SPECS, {"SOURCE": 5})  # type: ignore[dict-item]
-    assert ["input SOURCE: must be a string"] == caught.value.messages
+    expected = ["input SOURCE: must be a string"]
+    assert expected == caught.value.messages

@@ -118,7 +118,9 @@ def test_a_change_inside_an_included_folder_matches() -> None:
 
 def test_a_change_only_inside_the_excluded_subfolder_does_not_match() -> None:
     """A push changing only ``sub-project/docs/readme.md`` does not run."""
-    assert not paths_match(["sub-project/**", "!sub-project/docs/**"], ["sub-project/docs/readme.md"])
+    assert not paths_match(
+        ["sub-project/**", "!sub-project/docs/**"], ["sub-project/docs/readme.md"]
+    )
 
 
 def test_one_included_file_is_enough_even_beside_excluded_ones() -> None:
@@ -364,8 +366,9 @@ def test_filter_errors_lists_every_bad_pattern_and_an_all_negative_filter() -> N
 
 def test_a_good_filter_has_no_errors() -> None:
     """Mixed positive and negative rules are what filters are for."""
-    assert [] == filter_errors(["sub-project/**", "!sub-project/docs/**"])
-    assert [] == filter_errors([])
+    expected: list[str] = []
+    assert expected == filter_errors(["sub-project/**", "!sub-project/docs/**"])
+    assert expected == filter_errors([])
 
 
 _LITERAL = st.text(
@@ -374,11 +377,10 @@ _LITERAL = st.text(
 
 
 @given(_LITERAL, _LITERAL)
-def test_a_pattern_without_special_characters_matches_only_itself(
-    pattern: str, name: str
-) -> None:
+def test_a_pattern_without_special_characters_matches_only_itself(pattern: str, name: str) -> None:
     """Plain names are exact matches, whatever regex characters they contain."""
-    assert (pattern == name) == matches(pattern, name)
+    expected = pattern == name
+    assert expected == matches(pattern, name)
 
 
 @given(st.lists(_LITERAL, min_size=1, max_size=5))
@@ -443,17 +445,20 @@ def test_malformed_event_names_are_refused(name: str) -> None:
 
 def test_a_branch_ref_names_its_branch() -> None:
     """``refs/heads/`` is stripped and the rest, slashes included, is the branch."""
-    assert ("feature/a/b", None) == ref_names("refs/heads/feature/a/b")
+    expected = ("feature/a/b", None)
+    assert expected == ref_names("refs/heads/feature/a/b")
 
 
 def test_a_tag_ref_names_a_tag_and_no_branch() -> None:
     """Tags are not branches, so a tag push cannot pass a branch filter."""
-    assert (None, "v1.2.0") == ref_names("refs/tags/v1.2.0")
+    expected = (None, "v1.2.0")
+    assert expected == ref_names("refs/tags/v1.2.0")
 
 
 def test_another_ref_names_neither() -> None:
     """Notes, pull refs and the like are neither branches nor tags."""
-    assert (None, None) == ref_names("refs/notes/commits")
+    expected = (None, None)
+    assert expected == ref_names("refs/notes/commits")
 
 
 # --- whole rules ---------------------------------------------------------------------------

@@ -44,7 +44,8 @@ def cron() -> None:
 @cron.command("next")
 @click.argument("expression")
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone to read it in.")
-@click.option("--after", "after_text", help="Start strictly after this ISO 8601 instant (default now).")
+@click.option("--after", "after_text",
+              help="Start strictly after this ISO 8601 instant (default now).")
 @click.option("--count", default=5, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--dst-gap", type=click.Choice([g.value for g in DstGap]), default="run",
               show_default=True, help="Fixed-time slots in a spring-forward gap.")

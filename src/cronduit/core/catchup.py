@@ -271,7 +271,11 @@ def arm_edited(
     if isinstance(schedule, IntervalSchedule):
         return arm_new(schedule, now)
     latest = schedule.latest_at_or_before(now)
-    if latest is not None and latest.name != last_name:
-        if policy.admits(_late_by(now, due_of(latest))) and due_of(latest) <= now:
-            return Arming(latest, due_of(latest))
+    if (
+        latest is not None
+        and latest.name != last_name
+        and due_of(latest) <= now
+        and policy.admits(_late_by(now, due_of(latest)))
+    ):
+        return Arming(latest, due_of(latest))
     return arm_new(schedule, now, due_of)

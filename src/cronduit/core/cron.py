@@ -289,6 +289,7 @@ class DailyPlan:
         "_fixed_offset",
         "_months",
         "_times",
+        "_transition_cache",
         "dst",
         "wildcard",
         "zone",
@@ -310,6 +311,7 @@ class DailyPlan:
         self.wildcard = wildcard
         self.dst = dst
         self._day_cache: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._transition_cache: dict[int, list[int]] = {}
         self._fixed_offset = _fixed_offset(zone)
 
     # -- days -------------------------------------------------------------------------------
@@ -336,17 +338,35 @@ class DailyPlan:
         assert offset is not None
         return offset.days * 86_400 + offset.seconds
 
+    def _day_base(self, ordinal: int) -> int | None:
+        """Epoch second of day ``ordinal``'s wall-clock midnight when the zone's offset holds all
+        day, so its slots are that plus each time of day; None on a day with a transition."""
+        start_offset = self._wall_offset(ordinal)
+        if start_offset != self._wall_offset(ordinal + 1):
+            return None
+        return (ordinal - _EPOCH_ORDINAL) * 86_400 - start_offset
+
     def _day_slots(self, ordinal: int) -> list[int]:
         """The instants (epoch seconds, ascending) of the slots of day ``ordinal``."""
-        local_midnight = (ordinal - _EPOCH_ORDINAL) * 86_400
-        start_offset = self._wall_offset(ordinal)
-        if start_offset == self._wall_offset(ordinal + 1):
-            base = local_midnight - start_offset
-            return [base + t for t in self._times]
-        return self._transition_day_slots(ordinal, local_midnight)
+        base = self._day_base(ordinal)
+        if base is None:
+            return self._transition_day_slots(ordinal, (ordinal - _EPOCH_ORDINAL) * 86_400)
+        return [base + t for t in self._times]
 
     def _transition_day_slots(self, ordinal: int, local_midnight: int) -> list[int]:
-        """The careful path, for a day on which the zone's offset changes."""
+        """The careful path, for a day on which the zone's offset changes.
+
+        Such days are rare (two a year in most zones) and dear to compute, so they are kept.
+        """
+        cached = self._transition_cache.get(ordinal)
+        if cached is None:
+            cached = self._resolve_transition_day(ordinal, local_midnight)
+            if len(self._transition_cache) >= 256:
+                self._transition_cache.clear()
+            self._transition_cache[ordinal] = cached
+        return cached
+
+    def _resolve_transition_day(self, ordinal: int, local_midnight: int) -> list[int]:
         zone = self.zone
         day = datetime.fromordinal(ordinal)
         instants: set[int] = set()
@@ -386,10 +406,12 @@ class DailyPlan:
 
     def after(self, instant: int) -> Iterator[int]:
         """Slot instants strictly after ``instant`` (epoch seconds), ascending."""
-        # A gap slot of the previous day can land on this day (a gap across midnight).
+        # A gap slot of the previous day can land on this day (a gap across midnight), so the
+        # walk starts a day early; a regular previous day is passed over at once.
         start = self._local_date(instant) - timedelta(days=1)
         year, month, first_day = start.year, start.month, start.day
         months = self._months
+        times = self._times
         last = instant
         while year <= _MAX_YEAR:
             if month in months:
@@ -397,10 +419,23 @@ class DailyPlan:
                 for day in self._days_of(year, month):
                     if day < first_day:
                         continue
-                    slots = self._day_slots(first_ordinal + day)
+                    base = self._day_base(first_ordinal + day)
+                    if base is not None:
+                        if base + times[-1] > last:
+                            index = bisect.bisect_right(times, last - base)
+                            if index == 0:
+                                for t in times:
+                                    yield base + t
+                            else:  # a partial first day: index, rather than copy the tail
+                                for k in range(index, len(times)):
+                                    yield base + times[k]
+                            last = base + times[-1]
+                        continue
+                    slots = self._transition_day_slots(
+                        first_ordinal + day, (first_ordinal + day - _EPOCH_ORDINAL) * 86_400
+                    )
                     if slots and slots[-1] > last:
-                        for slot in slots[bisect.bisect_right(slots, last) :]:
-                            yield slot
+                        yield from slots[bisect.bisect_right(slots, last) :]
                         last = slots[-1]
             first_day = 1
             month += 1
@@ -422,8 +457,7 @@ class DailyPlan:
                         continue
                     slots = self._day_slots(first_ordinal + day)
                     if slots and slots[0] < bound:
-                        for slot in reversed(slots[: bisect.bisect_left(slots, bound)]):
-                            yield slot
+                        yield from reversed(slots[: bisect.bisect_left(slots, bound)])
                         bound = slots[0]
             last_day = 31
             month -= 1

@@ -1,0 +1,426 @@
+"""Config text -> plain data, plus the line and column of every key and value.
+
+YAML is read with the YAML 1.2 *core* schema, not PyYAML's YAML 1.1 default, because 1.1
+turns ordinary words into booleans and times into numbers behind the user's back: ``on:``
+would become ``True:``, ``at: [12:30]`` the integer 750 and ``2026-01-01`` a date. Here only
+``true``/``false`` are booleans, ``null``/``~``/empty are null, and numbers are decimal,
+``0o`` octal, ``0x`` hex or floats. Mapping keys are always text.
+
+Nodes are composed, then built by hand so that every value keeps its position. Duplicate
+keys are errors (YAML forbids them; PyYAML would keep the last one silently). Anchors and
+aliases work; merge keys (``<<``) do not exist in YAML 1.2 and are refused by name.
+
+JSON is accepted as well (``.json`` files, or text that starts with ``{``). ``json`` reads
+it first, for a precise syntax error and exact values; the YAML composer then supplies the
+positions, on a copy whose string contents are blanked so that JSON escapes YAML reads
+differently (``\\/``, surrogate pairs) and tabs cannot trip it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
+
+from cronduit.core.config.errors import ConfigError, ConfigErrors, Path, dotted
+
+__all__ = ["Document", "Position", "read_document"]
+
+_TAG = "tag:yaml.org,2002:"
+_MAX_VALUES = 100_000  # far beyond any real config; stops alias bombs ("billion laughs")
+_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A 1-based line and column (columns count characters, as editors do)."""
+
+    line: int
+    column: int
+
+
+_START = Position(1, 1)
+
+
+@dataclass(frozen=True)
+class Document:
+    """The data of a config file and where each of its keys and values was written."""
+
+    data: object
+    values: Mapping[Path, Position]
+    keys: Mapping[Path, Position]
+
+    def locate(self, path: Path, *, at_key: bool = False) -> Position:
+        """Where ``path`` was written; a path that goes past the data falls back to the
+        closest value that exists, pointing at its key (the thing as a whole)."""
+        if at_key and path in self.keys:
+            return self.keys[path]
+        if path in self.values:
+            return self.values[path]
+        for end in range(len(path) - 1, -1, -1):
+            prefix = path[:end]
+            found = self.keys.get(prefix) or self.values.get(prefix)
+            if found is not None:
+                return found
+        return _START
+
+
+# -- the YAML 1.2 core schema ------------------------------------------------------------
+
+
+class _CoreResolver(BaseResolver):
+    """Implicit tags of the YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1023-core-schema)."""
+
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012
+
+
+_BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+_NULL = re.compile(r"~|null|Null|NULL|")
+_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+for _tag, _pattern, _first in (
+    ("bool", _BOOL, "tTfF"),
+    ("null", _NULL, "~nN"),
+    ("int", _INT, "-+0123456789"),
+    ("float", _FLOAT, "-+.0123456789"),
+):
+    _starts: list[str | None] = [*_first, ""] if _tag == "null" else list(_first)
+    _CoreResolver.add_implicit_resolver(
+        _TAG + _tag, re.compile(f"^(?:{_pattern.pattern})$"), _starts
+    )
+
+
+class _PureLoader(
+    yaml.reader.Reader,
+    yaml.scanner.Scanner,
+    yaml.parser.Parser,
+    yaml.composer.Composer,
+    _CoreResolver,
+):
+    """Composes nodes with the core schema; no constructor: values are built here."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _CoreResolver.__init__(self)
+
+
+def _loader_class() -> type[Any]:
+    """libyaml's parser when PyYAML was built with it (much faster), else the pure one."""
+    parser = getattr(yaml, "cyaml", None) and getattr(yaml.cyaml, "CParser", None)
+    if parser is None:  # pragma: no cover - depends on how PyYAML was built
+        return _PureLoader
+
+    class _CLoader(parser, _CoreResolver):  # type: ignore[misc, valid-type]  # C extension
+        def __init__(self, stream: str) -> None:
+            parser.__init__(self, stream)
+            _CoreResolver.__init__(self)
+
+    return _CLoader
+
+
+_Loader: Final = _loader_class()
+
+
+def _compose(text: str) -> Node | None:
+    loader = _Loader(text)
+    try:
+        node: Node | None = loader.get_single_node()
+        return node
+    finally:
+        loader.dispose()
+
+
+# -- building values from nodes ----------------------------------------------------------
+
+
+def _position(mark: Any) -> Position:
+    return Position(mark.line + 1, mark.column + 1)
+
+
+class _SourceError(Exception):
+    """A problem in the text itself; the build stops at the first one of these."""
+
+    def __init__(self, position: Position, message: str) -> None:
+        super().__init__(message)
+        self.position = position
+        self.message = message
+
+
+class _Builder:
+    """Walks composed nodes into plain data, recording positions and duplicate keys."""
+
+    def __init__(self) -> None:
+        self.values: dict[Path, Position] = {}
+        self.keys: dict[Path, Position] = {}
+        self.errors: list[tuple[Position, str]] = []
+        self._count = 0
+        self._open: set[int] = set()
+
+    def build(self, node: Node, path: Path) -> object:
+        self._count += 1
+        if self._count > _MAX_VALUES:
+            raise _SourceError(_position(node.start_mark), "too many values (alias expansion?)")
+        if len(path) > _MAX_DEPTH:
+            raise _SourceError(_position(node.start_mark), "nested too deeply")
+        self.values[path] = _position(node.start_mark)
+        if isinstance(node, ScalarNode):
+            return _scalar(node)
+        if id(node) in self._open:
+            raise _SourceError(_position(node.start_mark), "an alias refers to itself")
+        self._open.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                _expect_tag(node, "seq")
+                return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
+            _expect_tag(node, "map")
+            return self._mapping(node, path)
+        finally:
+            self._open.discard(id(node))
+
+    def _mapping(self, node: MappingNode, path: Path) -> dict[str, object]:
+        result: dict[str, object] = {}
+        for key_node, value_node in node.value:
+            key = _key(key_node)
+            where = _position(key_node.start_mark)
+            if key in result:
+                self.duplicate(path, key, where)
+                continue
+            self.keys[(*path, key)] = where
+            result[key] = self.build(value_node, (*path, key))
+        return result
+
+    def duplicate(self, path: Path, key: str, where: Position) -> None:
+        first = self.keys[(*path, key)]
+        label = f"{dotted(path)}: " if path else ""
+        self.errors.append((where, f"{label}duplicate key '{key}' (first given at line {first.line})"))
+
+
+def _key(node: Node) -> str:
+    if not isinstance(node, ScalarNode):
+        raise _SourceError(_position(node.start_mark), "a key must be plain text, not a list or mapping")
+    if node.value == "<<" and node.style is None:
+        raise _SourceError(
+            _position(node.start_mark),
+            "merge keys (<<) are not part of YAML 1.2; repeat the keys, or alias a whole value",
+        )
+    return str(node.value)
+
+
+def _expect_tag(node: Node, kind: str) -> None:
+    if node.tag != _TAG + kind:
+        raise _SourceError(_position(node.start_mark), f"unsupported tag {node.tag}")
+
+
+def _scalar(node: ScalarNode) -> object:
+    """A scalar by its tag, whether the core schema resolved it or the text spelled it out."""
+    tag = _TAG + "str" if node.tag == "!" else node.tag
+    kind = tag.removeprefix(_TAG)
+    parse = _SCALARS.get(kind) if tag.startswith(_TAG) else None
+    if parse is None:
+        raise _SourceError(_position(node.start_mark), f"unsupported tag {node.tag}")
+    value = parse(str(node.value))
+    if value is _INVALID:
+        raise _SourceError(_position(node.start_mark), f"not a valid !!{kind} value")
+    return value
+
+
+_INVALID: Final = object()
+
+
+def _text(text: str) -> object:
+    return text
+
+
+def _bool(text: str) -> object:
+    return text.lower() == "true" if _BOOL.fullmatch(text) else _INVALID
+
+
+def _null(text: str) -> object:
+    return None if _NULL.fullmatch(text) else _INVALID
+
+
+def _int(text: str) -> object:
+    if not _INT.fullmatch(text):
+        return _INVALID
+    if text.startswith(("0o", "0x")):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text)
+
+
+def _float(text: str) -> object:
+    if not _FLOAT.fullmatch(text):
+        return _INVALID
+    lowered = text.lower()
+    if lowered.endswith(".inf"):
+        return -math.inf if lowered.startswith("-") else math.inf
+    if lowered == ".nan":
+        return math.nan
+    return float(text)
+
+
+_SCALARS: Final = {"str": _text, "bool": _bool, "null": _null, "int": _int, "float": _float}
+
+
+# -- YAML --------------------------------------------------------------------------------
+
+
+def _yaml_error(error: yaml.YAMLError, text: str) -> tuple[Position, str]:
+    """PyYAML's own words, at its own mark; they never quote a scalar's content."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        problem = error.problem or "invalid YAML"
+        message = f"{error.context}, {problem}" if error.context else problem
+        if "\\t" in problem or "\t" in problem:
+            message += " (indent with spaces: YAML does not allow tabs there)"
+        return (_position(mark) if mark else _START), f"invalid YAML: {message}"
+    if isinstance(error, yaml.reader.ReaderError):
+        return _offset_position(text, error.position), f"invalid YAML: {error.reason}"
+    return _START, "invalid YAML"
+
+
+def _offset_position(text: str, offset: int) -> Position:
+    before = text[:offset]
+    return Position(before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1)
+
+
+def _read_yaml(text: str, filename: str) -> Document:
+    try:
+        node = _compose(text)
+    except yaml.YAMLError as error:
+        where, message = _yaml_error(error, text)
+        raise ConfigErrors([ConfigError(filename, where.line, where.column, message)]) from None
+    except RecursionError:
+        raise ConfigErrors([ConfigError(filename, 1, 1, "invalid YAML: nested too deeply")]) from None
+    builder = _Builder()
+    data = _run(builder, filename, lambda: None if node is None else builder.build(node, ()))
+    return Document(data, builder.values, builder.keys)
+
+
+def _run(builder: _Builder, filename: str, build: Any) -> object:
+    """Run a build, turning text problems (and duplicate keys) into one ``ConfigErrors``."""
+    try:
+        data = build()
+    except _SourceError as error:
+        builder.errors.append((error.position, error.message))
+        data = None
+    if builder.errors:
+        raise ConfigErrors(
+            ConfigError(filename, where.line, where.column, message)
+            for where, message in builder.errors
+        )
+    return data
+
+
+# -- JSON --------------------------------------------------------------------------------
+
+
+class _Object(list[tuple[str, Any]]):
+    """A JSON object as its ordered pairs, duplicates included (``json`` would drop them)."""
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _blanked(text: str) -> str:
+    """``text`` with every string's content replaced by ``x``s of the same length.
+
+    Lengths (and so columns) are kept; only structure matters to the composer, values come
+    from ``json``. Valid JSON holds tabs only between tokens, so they become spaces.
+    """
+
+    def blank(match: re.Match[str]) -> str:
+        return '"' + "x" * (len(match.group()) - 2) + '"'
+
+    return _JSON_STRING.sub(blank, text).replace("\t", " ")
+
+
+def _looks_like_json(text: str, filename: str) -> bool:
+    return filename.lower().endswith(".json") or text.lstrip().startswith("{")
+
+
+def _read_json(text: str, filename: str) -> Document:
+    try:
+        parsed = json.loads(text, object_pairs_hook=_Object)
+    except json.JSONDecodeError as error:
+        message = f"invalid JSON: {error.msg}"
+        raise ConfigErrors([ConfigError(filename, error.lineno, error.colno, message)]) from None
+    except RecursionError:
+        raise ConfigErrors([ConfigError(filename, 1, 1, "invalid JSON: nested too deeply")]) from None
+    try:
+        node = _compose(_blanked(text))
+    except (yaml.YAMLError, RecursionError):
+        node = None  # positions are a courtesy; the data itself is already known to be right
+    builder = _Builder()
+    data = _run(builder, filename, lambda: _JsonBuilder(builder).build(parsed, node, ()))
+    return Document(data, builder.values, builder.keys)
+
+
+class _JsonBuilder:
+    """Pairs ``json``'s values with the composer's nodes, walking both in step."""
+
+    def __init__(self, builder: _Builder) -> None:
+        self._builder = builder
+
+    def build(self, value: Any, node: Node | None, path: Path) -> object:
+        if len(path) > _MAX_DEPTH:
+            raise _SourceError(self._builder.values.get(path[:-1], _START), "nested too deeply")
+        if node is not None:
+            self._builder.values[path] = _position(node.start_mark)
+        if isinstance(value, _Object):
+            return self._object(value, node if isinstance(node, MappingNode) else None, path)
+        if isinstance(value, list):
+            items = node.value if isinstance(node, SequenceNode) else []
+            nodes = items if len(items) == len(value) else [None] * len(value)
+            return [self.build(item, sub, (*path, i)) for i, (item, sub) in enumerate(zip(value, nodes))]
+        return value
+
+    def _object(self, pairs: _Object, node: MappingNode | None, path: Path) -> dict[str, object]:
+        nodes: list[tuple[Node | None, Node | None]] = [(None, None)] * len(pairs)
+        if node is not None and len(node.value) == len(pairs):
+            nodes = list(node.value)
+        result: dict[str, object] = {}
+        for (key, value), (key_node, value_node) in zip(pairs, nodes):
+            where = _position(key_node.start_mark) if key_node else self._builder.values.get(path, _START)
+            if key in result:
+                self._builder.duplicate(path, key, where)
+                continue
+            self._builder.keys[(*path, key)] = where
+            result[key] = self.build(value, value_node, (*path, key))
+        return result
+
+
+# -- entry point -------------------------------------------------------------------------
+
+
+def read_document(text: str, filename: str) -> Document:
+    """Parse config ``text`` (YAML or JSON); ``filename`` only labels the errors.
+
+    Raises :class:`ConfigErrors` for a syntax error, a duplicate key, an unsupported tag or
+    a merge key, each at its position.
+    """
+    text = text.removeprefix("\ufeff")
+    if not _looks_like_json(text, filename):
+        return _read_yaml(text, filename)
+    if filename.lower().endswith(".json"):
+        return _read_json(text, filename)
+    try:
+        return _read_json(text, filename)
+    except ConfigErrors as json_errors:
+        # Text that opens with "{" is usually JSON, but a YAML flow mapping is legal too.
+        try:
+            return _read_yaml(text, filename)
+        except ConfigErrors:
+            raise json_errors from None
