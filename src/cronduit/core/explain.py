@@ -26,10 +26,21 @@ from cronduit.core.cron import CronExpression
 __all__ = ["explain"]
 
 # Spelled out rather than taken from ``calendar``, whose names follow the process locale.
-_MONTHS: Final = tuple(
-    "January February March April May June July August September October November December".split()
+_MONTHS: Final = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
-_WEEKDAYS: Final = tuple("Sunday Monday Tuesday Wednesday Thursday Friday Saturday".split())
+_WEEKDAYS: Final = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 _ORDINAL_SUFFIXES: Final = {1: "st", 2: "nd", 3: "rd"}
 _MAX_TIMES: Final = 12
 """Up to this many fixed times are listed one by one ("At 09:00, 13:00 and 18:00")."""
@@ -94,11 +105,16 @@ def _field(values: frozenset[int], low: int, high: int, text: str) -> _Field:
 
 
 def _step(values: frozenset[int], low: int, high: int, text: str) -> _Step | None:
-    """The field as a step, when it was written as one stepped item and is not everything."""
+    """The field as a step, when it was written as one stepped item that skips values.
+
+    A step of 1 is a plain range, and a step that reaches one value is that value.
+    """
     ordered = sorted(values)
-    if "," in text or "/" not in text or len(ordered) < 2 or len(ordered) == high - low + 1:
+    if "," in text or "/" not in text or len(ordered) < 2:
         return None
     first, last, every = ordered[0], ordered[-1], ordered[1] - ordered[0]
+    if every == 1:
+        return None
     return _Step(first, last, every, whole=first == low and last + every > high)
 
 

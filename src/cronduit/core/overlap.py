@@ -15,14 +15,15 @@ Nothing here reads the store, the clock or the config file.
 A job's policy is per trigger kind (:class:`OverlapPolicy`). Two families of behaviour follow
 from it, and the tables below name them:
 
-* a trigger whose policy is queue, skip or replace never shares the job with another run: once
-  it waits, it waits for the job to be idle, and everything waiting that way is consumed by
-  one run (:data:`NEEDS_IDLE`);
+* a trigger whose policy is queue, skip or replace never starts beside another run: once it
+  waits, it waits for the job to be idle, and everything waiting that way is consumed by one
+  run (:data:`NEEDS_IDLE`);
 * a trigger whose policy is allow runs beside other runs, one run per trigger, while a
   parallel slot is free.
 
-Waiting triggers keep their arrival order: none overtakes one that arrived before it, so a
-steady stream of parallel runs cannot starve a queued one. ``docs/overlap.md`` is the user's
+A manual trigger counts as queue whatever its kind's policy (see :func:`on_arrival`). The
+oldest waiting trigger always goes first, so a steady stream of parallel runs cannot starve a
+queued one. ``docs/overlap.md`` is the user's
 account of all this, with the choices made where the specification is silent.
 """
 
@@ -264,8 +265,8 @@ def on_run_end(
     ``state`` is the job after the ended run left it (``running`` no longer counts it). Ask
     the same question when dispatch resumes: a daemon starting after a dry run or an outage
     passes ``running=0`` and the held work. Triggers that wait for an idle job are consumed
-    by one run; parallel triggers start one run each while slots are free; neither overtakes
-    a trigger that arrived before it.
+    by one run; parallel triggers start one run each while slots are free; the oldest waiting
+    trigger always goes first.
     """
     _check_parallel(max_parallel)
     if state.paused:

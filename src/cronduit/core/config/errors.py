@@ -20,6 +20,7 @@ Path = tuple[str | int, ...]
 """Keys and list indexes from the top of the file down to one value."""
 
 RULES_ERROR = "cronduit_rules"
+_SHOWN_LIMIT = 64
 """The pydantic error type that carries :class:`Problem` objects out of a validator."""
 
 
@@ -33,7 +34,9 @@ class ConfigError:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.filename}:{self.line}:{self.column}: {self.message}"
+        # One error, one line, whatever text the message quotes: editors parse these.
+        message = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.message)
+        return f"{self.filename}:{self.line}:{self.column}: {message}"
 
 
 class ConfigErrors(ValueError):
@@ -77,8 +80,24 @@ def dotted(path: Path) -> str:
         if isinstance(element, int):
             text += f"[{element}]"
         else:
-            text += f".{element}" if text else element
+            text += f".{readable(element)}" if text else readable(element)
     return text
+
+
+def readable(text: str, limit: int = _SHOWN_LIMIT) -> str:
+    """``text`` as it may appear in a message: printable and short, else escaped and cut.
+
+    Keys and names come from the file; a newline in one must not break the one error per
+    line that editors and scripts parse.
+    """
+    if text.isprintable() and 0 < len(text) <= limit:
+        return text
+    return ascii(text[:limit])
+
+
+def shown(text: str) -> str:
+    """``text`` quoted for a message (``'timezone'``), escaped when it is not plain."""
+    return f"'{text}'" if readable(text) == text else readable(text)
 
 
 def rules_broken(problems: Sequence[Problem]) -> PydanticCustomError:
@@ -91,7 +110,9 @@ def rules_broken(problems: Sequence[Problem]) -> PydanticCustomError:
         f"{problem.label()}: {problem.message}" if problem.label() else problem.message
         for problem in problems
     )
-    return PydanticCustomError(RULES_ERROR, "{detail}", {"detail": detail, "problems": tuple(problems)})
+    return PydanticCustomError(
+        RULES_ERROR, "{detail}", {"detail": detail, "problems": tuple(problems)}
+    )
 
 
 def invalid(message: str, path: Path = (), *, at_key: bool = False) -> PydanticCustomError:

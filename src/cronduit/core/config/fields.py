@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, ValidationInfo
 
 from cronduit.core.config.context import from_config
-from cronduit.core.config.errors import Problem, invalid, rules_broken
+from cronduit.core.config.errors import Problem, invalid, rules_broken, shown
 from cronduit.core.cron import CronError, CronExpression, ZoneError, load_zone
 from cronduit.core.durations import DurationError, format_duration, parse_duration
 from cronduit.core.enums import Outcome
@@ -30,6 +30,7 @@ from cronduit.core.inputs import RESERVED_PREFIX
 from cronduit.core.matching import CONCLUSIONS, event_name_error, pattern_error
 
 T = TypeVar("T")
+Sized_T = TypeVar("Sized_T", bound=Sized)
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 NAME_RULE = "a lower-case letter, then up to 62 lower-case letters, digits, _ or -"
@@ -131,14 +132,19 @@ Window = Annotated[int | None, BeforeValidator(_window)]
 
 def _time_of_day(value: object, info: ValidationInfo) -> int:
     """``HH:MM`` -> minutes after midnight; from code, the minutes themselves."""
+    minutes = _minutes(value, from_file=from_config(info))
+    if minutes is None:
+        raise invalid("must be a time of day HH:MM, from 00:00 to 23:59")
+    return minutes
+
+
+def _minutes(value: object, *, from_file: bool) -> int | None:
     if isinstance(value, str):
         match = _TIME_OF_DAY.fullmatch(value.strip())
-        if match:
-            return int(match[1]) * 60 + int(match[2])
-    elif isinstance(value, int) and not isinstance(value, bool) and not from_config(info):
-        if 0 <= value < 24 * 60:
-            return value
-    raise invalid("must be a time of day HH:MM, from 00:00 to 23:59 (quote it in JSON)")
+        return int(match[1]) * 60 + int(match[2]) if match else None
+    if isinstance(value, int) and not isinstance(value, bool) and not from_file:
+        return value if 0 <= value < 24 * 60 else None
+    return None
 
 
 def _one_or_many(value: object) -> object:
@@ -176,13 +182,21 @@ def _refuse_repeats(items: tuple[T, ...], shown: Callable[[T], str] | None = Non
         raise rules_broken(problems)
 
 
+def length(maximum: int, noun: str, minimum: int = 0) -> AfterValidator:
+    """Bounds on a list or mapping, worded with what it holds (``at most 32 steps``)."""
+
+    def check(items: Sized_T) -> Sized_T:
+        if len(items) < minimum:
+            raise invalid(f"must list at least {minimum} {noun if minimum > 1 else noun[:-1]}")
+        if len(items) > maximum:
+            raise invalid(f"must list at most {maximum} {noun}")
+        return items
+
+    return AfterValidator(check)
+
+
 def _unique(items: tuple[T, ...]) -> tuple[T, ...]:
     _refuse_repeats(items, str)
-    return items
-
-
-def _unique_unshown(items: tuple[T, ...]) -> tuple[T, ...]:
-    _refuse_repeats(items)
     return items
 
 
@@ -191,7 +205,7 @@ def _unique_unshown(items: tuple[T, ...]) -> tuple[T, ...]:
 E = TypeVar("E", bound=StrEnum)
 
 
-def _choice(allowed: tuple[E, ...]) -> BeforeValidator:
+def choice(allowed: tuple[E, ...]) -> BeforeValidator:
     """An enum member by its value, with the allowed values in the message."""
     by_value = {member.value: member for member in allowed}
 
@@ -203,8 +217,8 @@ def _choice(allowed: tuple[E, ...]) -> BeforeValidator:
     return BeforeValidator(check)
 
 
-NotifyOutcome = Annotated[Outcome, _choice(NOTIFY_OUTCOMES)]
-AnyOutcome = Annotated[Outcome, _choice(tuple(Outcome))]
+NotifyOutcome = Annotated[Outcome, choice(NOTIFY_OUTCOMES)]
+AnyOutcome = Annotated[Outcome, choice(tuple(Outcome))]
 NotifyOutcomes = Annotated[tuple[NotifyOutcome, ...], AfterValidator(_unique)]
 
 
@@ -277,11 +291,13 @@ def _step_ref(value: str) -> str:
 
 
 SecretName = Annotated[str, Strict(), AfterValidator(_secret_name)]
-JobSecret = Annotated[str, Strict(), AfterValidator(_secret_name), AfterValidator(_outside_reserved)]
+JobSecret = Annotated[
+    str, Strict(), AfterValidator(_secret_name), AfterValidator(_outside_reserved)
+]
 EnvKey = Annotated[str, Strict(), AfterValidator(_env_key)]
 Variable = Annotated[str, Strict(), AfterValidator(_variable)]
 StepRef = Annotated[str, Strict(), AfterValidator(_step_ref)]
-Variables = Annotated[tuple[Variable, ...], Field(max_length=32), AfterValidator(_unique)]
+Variables = Annotated[tuple[Variable, ...], AfterValidator(_unique)]
 JobSecrets = Annotated[tuple[JobSecret, ...], AfterValidator(_unique)]
 
 
@@ -339,9 +355,9 @@ def _some_positive(rules: tuple[str, ...]) -> tuple[str, ...]:
 def _conclusion(value: object) -> str:
     if isinstance(value, str) and value.lower() in CONCLUSIONS:
         return value.lower()
-    shown = f"'{value}'" if isinstance(value, str) and len(value) <= 40 else "this value"
+    given = f" {shown(value)}" if isinstance(value, str) else ""
     allowed = ", ".join(sorted(CONCLUSIONS))
-    raise invalid(f"unknown conclusion {shown}; allowed: {allowed}")
+    raise invalid(f"unknown conclusion{given}; allowed: {allowed}")
 
 
 EventName = Annotated[str, Strict(), AfterValidator(_event)]
@@ -350,7 +366,9 @@ Filter = Annotated[
     tuple[Annotated[str, Strict(), AfterValidator(_filter_pattern)], ...],
     AfterValidator(_some_positive),
 ]
-Conclusions = Annotated[tuple[Annotated[str, BeforeValidator(_conclusion)], ...], AfterValidator(_unique)]
+Conclusions = Annotated[
+    tuple[Annotated[str, BeforeValidator(_conclusion)], ...], AfterValidator(_unique)
+]
 
 
 # -- addresses ---------------------------------------------------------------------------
@@ -394,22 +412,20 @@ def _state(value: str) -> str:
 
 
 def _http_url(value: str) -> str:
+    if not _is_http_url(value):
+        raise invalid("must be an http:// or https:// URL")
+    return value
+
+
+def _is_http_url(value: str) -> bool:
     try:
         parts = urlsplit(value)
         host = parts.hostname
-    except ValueError:
-        host = None
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not host or value != value.strip():
-        raise invalid("must be an http:// or https:// URL")
-    return value
+    except ValueError:  # a malformed port or IPv6 literal
+        return False
+    return parts.scheme in ("http", "https") and bool(host) and value == value.strip()
 
 
 ListenAddress = Annotated[str, Strict(), AfterValidator(_listen)]
 StateLocation = Annotated[str, Strict(), AfterValidator(_state)]
 HttpUrl = Annotated[str, Strict(), AfterValidator(_http_url)]
-
-
-def mapping_form(value: Any, key: str, accepts: Callable[[Any], bool]) -> Any:
-    """A scalar shorthand (``overlap: skip``, ``catch_up: 6h``) as the mapping it stands for."""
-    return {key: value} if accepts(value) else value

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -119,13 +119,13 @@ class _PureLoader(
 
 def _loader_class() -> type[Any]:
     """libyaml's parser when PyYAML was built with it (much faster), else the pure one."""
-    parser = getattr(yaml, "cyaml", None) and getattr(yaml.cyaml, "CParser", None)
-    if parser is None:  # pragma: no cover - depends on how PyYAML was built
+    if not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover - depends on the build
         return _PureLoader
+    from yaml._yaml import CParser  # noqa: PLC0415 - only importable when built with libyaml
 
-    class _CLoader(parser, _CoreResolver):  # type: ignore[misc, valid-type]  # C extension
+    class _CLoader(CParser, _CoreResolver):
         def __init__(self, stream: str) -> None:
-            parser.__init__(self, stream)
+            CParser.__init__(self, stream)
             _CoreResolver.__init__(self)
 
     return _CLoader
@@ -177,7 +177,7 @@ class _Builder:
             raise _SourceError(_position(node.start_mark), "nested too deeply")
         self.values[path] = _position(node.start_mark)
         if isinstance(node, ScalarNode):
-            return _scalar(node)
+            return self._recorded(_scalar, node)
         if id(node) in self._open:
             raise _SourceError(_position(node.start_mark), "an alias refers to itself")
         self._open.add(id(node))
@@ -185,6 +185,8 @@ class _Builder:
             if isinstance(node, SequenceNode):
                 _expect_tag(node, "seq")
                 return [self.build(item, (*path, index)) for index, item in enumerate(node.value)]
+            if not isinstance(node, MappingNode):  # pragma: no cover - the composer's only kinds
+                raise _SourceError(_position(node.start_mark), "unsupported node")
             _expect_tag(node, "map")
             return self._mapping(node, path)
         finally:
@@ -193,7 +195,9 @@ class _Builder:
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, object]:
         result: dict[str, object] = {}
         for key_node, value_node in node.value:
-            key = _key(key_node)
+            key = self._recorded(_key, key_node)
+            if not isinstance(key, str):
+                continue
             where = _position(key_node.start_mark)
             if key in result:
                 self.duplicate(path, key, where)
@@ -202,16 +206,28 @@ class _Builder:
             result[key] = self.build(value_node, (*path, key))
         return result
 
+    def _recorded(self, read: Callable[[Any], object], node: Node) -> object:
+        """Read one scalar or key; a problem with it is recorded and the build goes on."""
+        try:
+            return read(node)
+        except _SourceError as error:
+            self.errors.append((error.position, error.message))
+            return None
+
     def duplicate(self, path: Path, key: str, where: Position) -> None:
         first = self.keys[(*path, key)]
         label = f"{dotted(path)}: " if path else ""
-        self.errors.append((where, f"{label}duplicate key '{key}' (first given at line {first.line})"))
+        self.errors.append(
+            (where, f"{label}duplicate key '{key}' (first given at line {first.line})")
+        )
 
 
 def _key(node: Node) -> str:
     if not isinstance(node, ScalarNode):
-        raise _SourceError(_position(node.start_mark), "a key must be plain text, not a list or mapping")
-    if node.value == "<<" and node.style is None:
+        raise _SourceError(
+            _position(node.start_mark), "a key must be plain text, not a list or mapping"
+        )
+    if node.value == "<<" and not node.style:  # plain (libyaml says "", PyYAML None)
         raise _SourceError(
             _position(node.start_mark),
             "merge keys (<<) are not part of YAML 1.2; repeat the keys, or alias a whole value",
@@ -221,7 +237,12 @@ def _key(node: Node) -> str:
 
 def _expect_tag(node: Node, kind: str) -> None:
     if node.tag != _TAG + kind:
-        raise _SourceError(_position(node.start_mark), f"unsupported tag {node.tag}")
+        raise _SourceError(_position(node.start_mark), _unsupported(node.tag))
+
+
+def _unsupported(tag: str) -> str:
+    shown = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
+    return f"unsupported tag {shown}: only plain YAML values (text, numbers, true/false, null)"
 
 
 def _scalar(node: ScalarNode) -> object:
@@ -230,7 +251,7 @@ def _scalar(node: ScalarNode) -> object:
     kind = tag.removeprefix(_TAG)
     parse = _SCALARS.get(kind) if tag.startswith(_TAG) else None
     if parse is None:
-        raise _SourceError(_position(node.start_mark), f"unsupported tag {node.tag}")
+        raise _SourceError(_position(node.start_mark), _unsupported(node.tag))
     value = parse(str(node.value))
     if value is _INVALID:
         raise _SourceError(_position(node.start_mark), f"not a valid !!{kind} value")
@@ -281,14 +302,24 @@ def _yaml_error(error: yaml.YAMLError, text: str) -> tuple[Position, str]:
     """PyYAML's own words, at its own mark; they never quote a scalar's content."""
     if isinstance(error, yaml.MarkedYAMLError):
         mark = error.problem_mark or error.context_mark
+        where = _position(mark) if mark else _START
         problem = error.problem or "invalid YAML"
         message = f"{error.context}, {problem}" if error.context else problem
-        if "\\t" in problem or "\t" in problem:
-            message += " (indent with spaces: YAML does not allow tabs there)"
-        return (_position(mark) if mark else _START), f"invalid YAML: {message}"
+        return where, f"invalid YAML: {message}{_hint(error, text, where)}"
     if isinstance(error, yaml.reader.ReaderError):
         return _offset_position(text, error.position), f"invalid YAML: {error.reason}"
     return _START, "invalid YAML"
+
+
+def _hint(error: yaml.MarkedYAMLError, text: str, where: Position) -> str:
+    """The two slips that PyYAML's words do not explain: tabs, and a bare ``*`` (cron)."""
+    lines = text.splitlines()
+    line = lines[where.line - 1] if 0 < where.line <= len(lines) else ""
+    if "\t" in line[where.column - 1 : where.column]:
+        return " (indent with spaces: YAML does not allow tabs there)"
+    if "alias" in f"{error.context} {error.problem}":
+        return ' (a value that starts with * must be quoted, as in cron: "*/5 * * * *")'
+    return ""
 
 
 def _offset_position(text: str, offset: int) -> Position:
@@ -303,7 +334,9 @@ def _read_yaml(text: str, filename: str) -> Document:
         where, message = _yaml_error(error, text)
         raise ConfigErrors([ConfigError(filename, where.line, where.column, message)]) from None
     except RecursionError:
-        raise ConfigErrors([ConfigError(filename, 1, 1, "invalid YAML: nested too deeply")]) from None
+        raise ConfigErrors(
+            [ConfigError(filename, 1, 1, "invalid YAML: nested too deeply")]
+        ) from None
     builder = _Builder()
     data = _run(builder, filename, lambda: None if node is None else builder.build(node, ()))
     return Document(data, builder.values, builder.keys)
@@ -358,7 +391,9 @@ def _read_json(text: str, filename: str) -> Document:
         message = f"invalid JSON: {error.msg}"
         raise ConfigErrors([ConfigError(filename, error.lineno, error.colno, message)]) from None
     except RecursionError:
-        raise ConfigErrors([ConfigError(filename, 1, 1, "invalid JSON: nested too deeply")]) from None
+        raise ConfigErrors(
+            [ConfigError(filename, 1, 1, "invalid JSON: nested too deeply")]
+        ) from None
     try:
         node = _compose(_blanked(text))
     except (yaml.YAMLError, RecursionError):
@@ -384,7 +419,10 @@ class _JsonBuilder:
         if isinstance(value, list):
             items = node.value if isinstance(node, SequenceNode) else []
             nodes = items if len(items) == len(value) else [None] * len(value)
-            return [self.build(item, sub, (*path, i)) for i, (item, sub) in enumerate(zip(value, nodes))]
+            return [
+                self.build(item, sub, (*path, i))
+                for i, (item, sub) in enumerate(zip(value, nodes, strict=True))
+            ]
         return value
 
     def _object(self, pairs: _Object, node: MappingNode | None, path: Path) -> dict[str, object]:
@@ -392,8 +430,12 @@ class _JsonBuilder:
         if node is not None and len(node.value) == len(pairs):
             nodes = list(node.value)
         result: dict[str, object] = {}
-        for (key, value), (key_node, value_node) in zip(pairs, nodes):
-            where = _position(key_node.start_mark) if key_node else self._builder.values.get(path, _START)
+        for (key, value), (key_node, value_node) in zip(pairs, nodes, strict=True):
+            where = (
+                _position(key_node.start_mark)
+                if key_node
+                else self._builder.values.get(path, _START)
+            )
             if key in result:
                 self._builder.duplicate(path, key, where)
                 continue

@@ -1,0 +1,84 @@
+"""The ``-c/--config FILE`` option every command takes, and reading the file it names.
+
+Which file: ``-c FILE``, else the ``CRONDUIT_CONFIG`` environment variable, else
+``./cronduit.yaml``. Reading it is the edge's job; validating it is the core's
+(:func:`cronduit.core.config.load_config`), which gets the text and the name to show.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from cronduit.core.config import Config, ConfigErrors, load_config
+
+DEFAULT_CONFIG = "cronduit.yaml"
+CONFIG_ENV = "CRONDUIT_CONFIG"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def resolve_config_path(given: str | None, environ: Mapping[str, str]) -> Path:
+    """The config file a command uses: ``-c``, else ``$CRONDUIT_CONFIG``, else the default."""
+    if given:
+        return Path(given)
+    from_env = environ.get(CONFIG_ENV, "").strip()
+    return Path(from_env or DEFAULT_CONFIG)
+
+
+def _resolve(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Path:
+    return resolve_config_path(value, os.environ)
+
+
+def config_option(command: F) -> F:
+    """Adds ``-c/--config FILE``; the command receives the resolved ``config_path: Path``."""
+    option = click.option(
+        "-c",
+        "--config",
+        "config_path",
+        metavar="FILE",
+        callback=_resolve,
+        help=f"Config file, YAML or JSON [default: ${CONFIG_ENV}, else ./{DEFAULT_CONFIG}].",
+    )
+    return option(command)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr and exit: the CLI's contract for errors it can name."""
+    click.echo(f"cronduit: {message}", err=True)
+    sys.exit(code)
+
+
+def read_config_text(path: Path) -> str:
+    """The file's text; a missing or unreadable file exits 2 with one line naming it."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        fail(f"cannot read {path}: no such file (create one with: cronduit init)")
+    except IsADirectoryError:
+        fail(f"cannot read {path}: it is a directory")
+    except OSError as error:
+        fail(f"cannot read {path}: {error.strerror or error}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        click.echo(f"{path}:{line}:{column}: not UTF-8 text", err=True)
+        sys.exit(2)
+
+
+def load_config_file(path: Path) -> Config:
+    """Read and validate the config; on errors print them all (``FILE:LINE:COL: ...``) and
+    exit 2, so every command that needs a config refuses a broken one the same way."""
+    text = read_config_text(path)
+    try:
+        return load_config(text, str(path))
+    except ConfigErrors as errors:
+        click.echo(str(errors), err=True)
+        sys.exit(2)

@@ -1,0 +1,88 @@
+"""``cronduit cron next`` and ``cronduit cron explain`` as a user runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from cronduit.cli import cli
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_cron_next_prints_utc_instants_across_the_london_spring_gap() -> None:
+    """The DST night answer, one Z-suffixed instant a line."""
+    code, out, _ = run("cron", "next", "30 1 * * *", "--tz", "Europe/London",
+                       "--after", "2026-03-28T00:00:00Z", "--count", "3")
+    assert 0 == code
+    assert "2026-03-28T01:30:00Z\n2026-03-29T01:00:00Z\n2026-03-30T00:30:00Z\n" == out
+
+
+def test_cron_next_on_the_new_york_fall_back_night() -> None:
+    """01:30 repeats on 1 November 2026; the fixed-time job runs at the first one."""
+    code, out, _ = run("cron", "next", "30 1 * * *", "--tz", "America/New_York",
+                       "--after", "2026-10-31T12:00:00Z", "--count", "2")
+    assert 0 == code
+    assert ["2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"] == out.split()
+
+
+def test_cron_next_takes_the_dst_knobs() -> None:
+    """--dst-fold twice runs both 01:30s; --dst-gap skip drops the nonexistent one."""
+    _, twice, _ = run("cron", "next", "30 1 * * *", "--tz", "Europe/London",
+                      "--after", "2026-10-24T12:00:00Z", "--count", "2", "--dst-fold", "twice")
+    assert ["2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z"] == twice.split()
+    _, skip, _ = run("cron", "next", "30 1 * * *", "--tz", "Europe/London",
+                     "--after", "2026-03-28T12:00:00Z", "--count", "1", "--dst-gap", "skip")
+    assert ["2026-03-30T00:30:00Z"] == skip.split()
+
+
+def test_a_naive_after_is_read_on_the_zones_wall_clock() -> None:
+    """--after without an offset means wall-clock time in --tz."""
+    _, out, _ = run("cron", "next", "0 9 * * *", "--tz", "Europe/London",
+                    "--after", "2026-06-01T08:59:00", "--count", "1")
+    assert ["2026-06-01T08:00:00Z"] == out.split()
+
+
+def test_an_invalid_expression_exits_2_with_one_line_on_stderr() -> None:
+    """Scripts get status 2 and a single line naming the problem."""
+    code, out, err = run("cron", "next", "61 * * * *")
+    assert (2, "") == (code, out)
+    assert ["cronduit: minute field: 61 is outside 0-59"] == err.splitlines()
+
+
+def test_an_unknown_zone_exits_2() -> None:
+    """A zone that is not an IANA name is refused the same way."""
+    code, _, err = run("cron", "next", "0 * * * *", "--tz", "Mars/Olympus")
+    assert 2 == code
+    assert 1 == len(err.splitlines())
+    assert "unknown time zone 'Mars/Olympus'" in err
+
+
+def test_a_bad_after_exits_2() -> None:
+    """An --after that is not ISO 8601 is refused with status 2."""
+    code, _, err = run("cron", "next", "0 * * * *", "--after", "yesterday")
+    assert 2 == code
+    assert "--after" in err
+
+
+def test_cron_explain_says_it_in_words() -> None:
+    """explain prints one sentence."""
+    code, out, _ = run("cron", "explain", "30 2 * * 1-5")
+    assert (0, "At 02:30, Monday through Friday\n") == (code, out)
+
+
+def test_the_console_script_runs_as_a_real_process() -> None:
+    """python -m cronduit answers like the installed command, exit codes included."""
+    ok = subprocess.run([sys.executable, "-m", "cronduit", "cron", "next", "@daily",
+                         "--after", "2026-01-01T00:00:00Z", "--count", "1"],
+                        capture_output=True, text=True, check=False)
+    assert (0, "2026-01-02T00:00:00Z\n") == (ok.returncode, ok.stdout)
+    bad = subprocess.run([sys.executable, "-m", "cronduit", "cron", "next", "0 0 30 2 *"],
+                         capture_output=True, text=True, check=False)
+    assert 2 == bad.returncode
+    assert "can never match a real date" in bad.stderr

@@ -1,0 +1,355 @@
+"""What a loaded config holds: stored forms, defaults, inheritance, and derived values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+from pydantic import ValidationError
+
+from cronduit.core.config import (
+    CatchUp,
+    Config,
+    Job,
+    OverlapSpec,
+    Retry,
+    Settings,
+    Step,
+    load_config,
+)
+from cronduit.core.cron import DstPolicy
+from cronduit.core.enums import CatchUpMode, DstFold, DstGap, Outcome, Overlap, TriggerKind
+from cronduit.core.inputs import InputSpec
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "cronduit.yaml"
+
+
+def load(text: str) -> Config:
+    return load_config(dedent(text), "c.yaml")
+
+
+def job(text: str, settings: str = "") -> Job:
+    """The one job ``a`` declared by the flow mapping ``text``, with optional settings."""
+    prefix = f"settings: {settings}\n" if settings else ""
+    return load(f"{prefix}jobs:\n  a: {text}\n").jobs["a"]
+
+
+# -- the spec's own example --------------------------------------------------------------
+
+
+SPEC_EXAMPLE = """\
+    settings:
+      state: .cronduit
+      listen: 127.0.0.1:8770
+      timeout: 1h
+      catch_up: 6h
+      kept_runs: 20
+      secrets_file: secrets.env
+      webhook_secret: HOOK_KEY
+      github_secret: GH_KEY
+      api_token: API_KEY
+    notifiers:
+      ops: {url: "https://hooks.example/ops", on: [failure, timeout, skipped]}
+    jobs:
+      report:     {command: ["./report.sh"], cron: "0 9,13,18 * * *", time_zone: Europe/London}
+      refresh:    {run: "make refresh", at: ["05:17"]}
+      tick:       {run: "./tick", every: 60m}
+      post:       {run: "./post", on: {events: [push], branches: [main],
+                                       paths: ["data/reels/*.json", "!data/reels/posted.json"]}}
+      red-main:   {run: "./fix", on: {events: [check_suite.completed], branches: [main],
+                                      conclusions: [failure, timed_out]}}
+      poke:       {run: "./poke", webhook: true}
+      by-hand:    {run: "./once"}
+    """
+
+
+def test_the_spec_example_loads_with_jobs_in_file_order() -> None:
+    """SPEC §1's example is valid, and ``jobs`` keeps the order of the file."""
+    config = load(SPEC_EXAMPLE)
+    assert ["report", "refresh", "tick", "post", "red-main", "poke", "by-hand"] == list(config.jobs)
+    assert "c.yaml" == config.filename
+
+
+def test_the_spec_example_holds_stored_forms() -> None:
+    """Durations in seconds, times in minutes after midnight, outcomes as enum members."""
+    config = load(SPEC_EXAMPLE)
+    assert 3600 == config.settings.timeout
+    assert (5 * 60 + 17,) == config.jobs["refresh"].at
+    assert 3600 == config.jobs["tick"].every
+    assert ("./report.sh",) == config.jobs["report"].command
+    assert (Outcome.FAILURE, Outcome.TIMEOUT, Outcome.SKIPPED) == config.notifiers["ops"].on
+    assert ("failure", "timed_out") == config.jobs["red-main"].on.conclusions  # type: ignore[union-attr]
+
+
+def test_the_example_file_loads() -> None:
+    """``examples/cronduit.yaml`` is a valid quick-start config."""
+    config = load_config(EXAMPLE.read_text(encoding="utf-8"), str(EXAMPLE))
+    assert ".cronduit" == config.settings.state
+    assert {"morning-report", "heartbeat", "refresh", "poke", "say-hello"} == set(config.jobs)
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+def test_settings_default_when_the_section_is_left_out() -> None:
+    """A config with only jobs gets every documented default."""
+    settings = load("jobs: {}\n").settings
+    assert Settings() == settings
+    assert (".cronduit", "127.0.0.1:8770", 3600, 20) == (
+        settings.state,
+        settings.listen,
+        settings.timeout,
+        settings.kept_runs,
+    )
+    assert CatchUp(window=6 * 3600, mode=CatchUpMode.LATEST, max_runs=10) == settings.catch_up
+
+
+@pytest.mark.parametrize(
+    ("listen", "expected"),
+    [
+        ("127.0.0.1:8770", ("127.0.0.1", 8770)),
+        ("[::1]:80", ("::1", 80)),
+        ("localhost:1", ("localhost", 1)),
+    ],
+)
+def test_listen_addresses_split_into_host_and_port(listen: str, expected: tuple[str, int]) -> None:
+    """IPv6 hosts are written in brackets and come out without them."""
+    assert expected == load(f"settings: {{listen: '{listen}'}}\n").settings.listen_address
+
+
+def test_a_postgresql_state_url_is_accepted() -> None:
+    """``state`` is a directory or a PostgreSQL URL (SPEC §10)."""
+    settings = load("settings: {state: 'postgresql://cronduit@db/cronduit'}\n").settings
+    assert settings.uses_postgres
+
+
+def test_empty_sections_read_as_empty() -> None:
+    """``jobs:`` with every job commented out is a config with no jobs."""
+    config = load("settings:\nnotifiers:\njobs:\n")
+    assert ({}, {}) == (dict(config.notifiers), dict(config.jobs))
+
+
+# -- jobs inherit from settings ----------------------------------------------------------
+
+
+def test_a_job_inherits_timeout_and_catch_up_from_settings() -> None:
+    """Per-job values default to the settings, not to the built-in defaults."""
+    inherited = job("{run: x}", settings="{timeout: 10m, catch_up: false}")
+    assert (600, CatchUp(window=0)) == (inherited.timeout, inherited.catch_up)
+
+
+def test_a_job_overrides_what_it_inherits() -> None:
+    """A job's own timeout and catch_up win."""
+    own = job("{run: x, cron: '0 * * * *', timeout: 5m, catch_up: 1h}", settings="{timeout: 10m}")
+    assert (300, CatchUp(window=3600)) == (own.timeout, own.catch_up)
+
+
+@pytest.mark.parametrize(
+    ("form", "expected"),
+    [
+        ("true", CatchUp(window=None)),
+        ("false", CatchUp(window=0)),
+        ("90m", CatchUp(window=5400)),
+        (
+            "{window: 1d, mode: all, max_runs: 3}",
+            CatchUp(window=86_400, mode=CatchUpMode.ALL, max_runs=3),
+        ),
+        ("{window: true, mode: all}", CatchUp(window=None, mode=CatchUpMode.ALL)),
+    ],
+)
+def test_catch_up_forms(form: str, expected: CatchUp) -> None:
+    """true is no limit, false never late, a duration a window, a mapping all three."""
+    assert expected == job(f"{{run: x, cron: '0 * * * *', catch_up: {form}}}").catch_up
+
+
+# -- job defaults and forms --------------------------------------------------------------
+
+
+def test_job_defaults() -> None:
+    """An untimed job gets the documented defaults."""
+    plain = job("{run: echo hi}")
+    assert ("UTC", DstPolicy(), 0, False, False) == (
+        plain.time_zone,
+        plain.dst,
+        plain.jitter,
+        plain.webhook,
+        plain.paused_on_start,
+    )
+    assert ((Outcome.FAILURE, Outcome.TIMEOUT), None, None) == (plain.notify, plain.retry, plain.on)
+    assert (OverlapSpec(), {}, {}, ()) == (plain.overlap, plain.env, plain.inputs, plain.secrets)
+
+
+def test_times_of_day_are_sorted_minutes_after_midnight() -> None:
+    """``at`` is stored sorted, whatever the file's order; a single string is one time."""
+    assert (0, 330, 1439) == job("{run: x, at: ['23:59', '05:30', '00:00']}").at
+    assert (750,) == job("{run: x, at: '12:30'}").at
+
+
+def test_dst_policy_is_read_into_the_cron_modules_record() -> None:
+    """``dst: {gap, fold}`` becomes a ``DstPolicy``."""
+    timed = job("{run: x, cron: '30 2 * * *', dst: {gap: skip, fold: twice}}")
+    assert DstPolicy(DstGap.SKIP, DstFold.TWICE) == timed.dst
+
+
+def test_overlap_as_a_word_sets_the_default_policy() -> None:
+    """``overlap: skip`` applies to every trigger kind."""
+    spec = job("{run: x, overlap: skip}").overlap
+    assert [Overlap.SKIP] * 5 == [spec.policy_for(kind) for kind in TriggerKind]
+
+
+def test_overlap_per_trigger_kind() -> None:
+    """Kinds not listed fall back to ``default``."""
+    spec = job(
+        "{run: x, overlap: {timer: queue, manual: allow, default: skip, max_parallel: 2}}"
+    ).overlap
+    assert {TriggerKind.TIMER: Overlap.QUEUE, TriggerKind.MANUAL: Overlap.ALLOW} == spec.by_kind
+    assert (Overlap.SKIP, Overlap.ALLOW, 2) == (
+        spec.policy_for(TriggerKind.WEBHOOK),
+        spec.policy_for(TriggerKind.MANUAL),
+        spec.max_parallel,
+    )
+
+
+def test_inputs_become_input_specs() -> None:
+    """Declarations are stored as the inputs module's records."""
+    declared = job("{run: x, inputs: {DAY: {pattern: '[0-9]+', default: '1', description: day}}}")
+    assert {"DAY": InputSpec("DAY", None, "[0-9]+", "1", "day")} == declared.inputs
+
+
+def test_conclusions_are_stored_lower_case() -> None:
+    """They compare without case, so they are kept in one case."""
+    events = job(
+        "{run: x, on: {events: [check_run.completed], conclusions: [TIMED_OUT]}}",
+        "{github_secret: G}",
+    )
+    assert ("timed_out",) == events.on.conclusions  # type: ignore[union-attr]
+
+
+def test_on_gives_the_matching_rule_for_deliveries() -> None:
+    """``OnSpec.rule`` is what the HTTP edge hands to ``matching.rule_matches``."""
+    events = job(
+        "{run: x, on: {events: [push], branches: [main], paths: ['src/**']}}", "{github_secret: G}"
+    )
+    rule = events.on.rule  # type: ignore[union-attr]
+    assert (("push",), ("main",), ("src/**",), ()) == (
+        rule.events,  # type: ignore[union-attr]
+        rule.branches,  # type: ignore[union-attr]
+        rule.paths,  # type: ignore[union-attr]
+        rule.conclusions,  # type: ignore[union-attr]
+    )
+
+
+def test_after_defaults_to_success() -> None:
+    """Chaining without outcomes means after a successful run."""
+    config = load("jobs:\n  a: {run: x}\n  b: {run: y, on: {after: {job: a}}}\n")
+    after = config.jobs["b"].on.after  # type: ignore[union-attr]
+    assert ("a", (Outcome.SUCCESS,)) == (after.job, after.outcomes)  # type: ignore[union-attr]
+
+
+# -- retry -------------------------------------------------------------------------------
+
+
+def test_retry_sleeps_double_up_to_the_cap() -> None:
+    """Backoff doubles after each failure and never exceeds max_backoff (SPEC §5)."""
+    retry = Retry(attempts=6, backoff=30, max_backoff=100)
+    assert [30, 60, 100, 100, 100] == [retry.delay_after(n) for n in range(1, 6)]
+    assert 390 == retry.worst_case_backoff
+
+
+def test_a_single_attempt_never_sleeps() -> None:
+    """The default retry is no retry."""
+    assert 0 == Retry().worst_case_backoff
+
+
+def test_a_step_inherits_the_jobs_retry_unless_it_has_its_own() -> None:
+    """``retry_for`` says which retry governs a step."""
+    steps = "[{id: a, run: x}, {id: b, run: y, retry: {attempts: 3}}]"
+    steps_job = job(f"{{timeout: 1h, retry: {{attempts: 2}}, steps: {steps}}}")
+    first, second = steps_job.steps or ()
+    assert (Retry(attempts=2), Retry(attempts=3)) == (
+        steps_job.retry_for(first),
+        steps_job.retry_for(second),
+    )
+
+
+# -- timing keys -------------------------------------------------------------------------
+
+
+def test_is_timed_means_cron_or_at() -> None:
+    """Intervals are not calendar timings."""
+    assert [True, True, False, False] == [
+        job(spec).is_timed
+        for spec in (
+            "{run: x, cron: '0 * * * *'}",
+            "{run: x, at: ['01:00']}",
+            "{run: x, every: 1h}",
+            "{run: x}",
+        )
+    ]
+
+
+def test_the_timing_key_ignores_spelling() -> None:
+    """Names and numbers for the same days give the same key: no needless re-arm."""
+    assert (
+        job("{run: x, cron: '0 9 * * MON-FRI'}").timing_key
+        == job("{run: x, cron: '0 9 * * 1-5'}").timing_key
+    )
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "{run: x, cron: '0 10 * * *'}",
+        "{run: x, cron: '0 9 * * *', time_zone: Europe/Paris}",
+        "{run: x, cron: '0 9 * * *', dst: {gap: skip}}",
+        "{run: x, cron: '0 9 * * *', jitter: 1m}",
+        "{run: x, at: ['09:00']}",
+    ],
+)
+def test_the_timing_key_changes_with_the_timing(changed: str) -> None:
+    """Schedule, zone, DST policy, jitter and kind all count."""
+    assert job("{run: x, cron: '0 9 * * *'}").timing_key != job(changed).timing_key
+
+
+def test_the_timing_key_ignores_what_is_not_timing() -> None:
+    """Editing the command or the timeout must not re-arm a timer (SPEC §3)."""
+    before = job("{run: x, every: 5m}")
+    after = job("{run: y, every: 5m, timeout: 2m}")
+    assert (before.timing_key, "every 300s jitter 0s") == (after.timing_key, before.timing_key)
+
+
+def test_an_untimed_job_has_no_timing_key() -> None:
+    """Nothing to arm, nothing to compare."""
+    assert job("{run: x, webhook: true}", "{webhook_secret: H}").timing_key is None
+
+
+# -- records built by code ---------------------------------------------------------------
+
+
+def test_code_may_build_records_with_stored_forms() -> None:
+    """Seconds and minutes after midnight are accepted from code (not from files)."""
+    built = Job(name="a", run="x", at=(30,), timeout=120, jitter=5)
+    assert ((30,), 120, 5) == (built.at, built.timeout, built.jitter)
+
+
+def test_code_built_records_obey_the_same_rules() -> None:
+    """A record that exists passed the rules, however it was built."""
+    with pytest.raises(ValidationError) as caught:
+        Job(name="a", run="x", command=("ls",))
+    assert "give only one of command, run or steps" in str(caught.value)
+
+
+def test_records_are_frozen() -> None:
+    """Nothing changes a loaded config behind the loop's back."""
+    step = Step(id="a", run="x")
+    with pytest.raises(ValidationError):
+        step.id = "b"  # type: ignore[misc]
+
+
+def test_a_built_config_checks_cross_job_rules() -> None:
+    """``on.after`` must name another job of the config, even when built by code."""
+    chained = Job.model_validate({"name": "b", "run": "x", "on": {"after": {"job": "zzz"}}})
+    with pytest.raises(ValidationError) as caught:
+        Config(jobs={"b": chained}, filename="x")
+    assert "names no job of this config ('zzz')" in str(caught.value)

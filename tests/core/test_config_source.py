@@ -1,0 +1,245 @@
+"""Config text -> data and positions: the YAML 1.2 core schema, JSON, and text errors."""
+
+from __future__ import annotations
+
+import math
+from textwrap import dedent
+
+import pytest
+
+from cronduit.core.config import ConfigErrors
+from cronduit.core.config.source import Document, Position, read_document
+
+
+def read(text: str, filename: str = "c.yaml") -> Document:
+    return read_document(dedent(text), filename)
+
+
+def errors(text: str, filename: str = "c.yaml") -> list[str]:
+    with pytest.raises(ConfigErrors) as caught:
+        read_document(dedent(text), filename)
+    return [str(error) for error in caught.value.errors]
+
+
+# -- the core schema ---------------------------------------------------------------------
+
+
+def test_on_is_a_key_not_a_boolean() -> None:
+    """YAML 1.1 would read ``on:`` as the boolean True; the core schema keeps the word."""
+    assert {"on": {"events": ["push"]}} == read("on: {events: [push]}\n").data
+
+
+@pytest.mark.parametrize("word", ["yes", "no", "on", "off", "y", "n", "Yes", "OFF"])
+def test_yaml_1_1_boolean_words_stay_strings(word: str) -> None:
+    """Only true and false are booleans, so ``yes`` means the text yes."""
+    assert {"a": word} == read(f"a: {word}\n").data
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("true", True), ("True", True), ("TRUE", True), ("false", False), ("FALSE", False)],
+)
+def test_true_and_false_in_three_spellings_are_booleans(text: str, expected: bool) -> None:
+    """The core schema's boolean spellings."""
+    assert {"a": expected} == read(f"a: {text}\n").data
+
+
+def test_times_of_day_are_strings_not_sexagesimal_numbers() -> None:
+    """``12:30`` unquoted is the text 12:30, not 750 as YAML 1.1 had it."""
+    assert {"at": ["12:30", "05:17"]} == read("at: [12:30, 05:17]\n").data
+
+
+def test_dates_are_strings_not_timestamps() -> None:
+    """``2026-01-01`` stays text: no implicit timestamps."""
+    assert {"a": "2026-01-01"} == read("a: 2026-01-01\n").data
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("42", 42),
+        ("-7", -7),
+        ("+3", 3),
+        ("0o17", 15),
+        ("0x1F", 31),
+        ("017", 17),
+        ("1_000", "1_000"),
+    ],
+)
+def test_integers_follow_yaml_1_2(text: str, expected: object) -> None:
+    """Decimal, 0o octal and 0x hex; underscores and old-style octal are not numbers."""
+    assert {"a": expected} == read(f"a: {text}\n").data
+
+
+def test_floats_and_nulls_follow_yaml_1_2() -> None:
+    """Floats, infinities and the four spellings of null."""
+    data = read("a: 1.5\nb: -.inf\nc: ~\nd: null\ne:\nf: NULL\ng: 1e3\n").data
+    assert {
+        "a": 1.5,
+        "b": -math.inf,
+        "c": None,
+        "d": None,
+        "e": None,
+        "f": None,
+        "g": 1000.0,
+    } == data
+
+
+def test_keys_are_always_text() -> None:
+    """A key that looks like a number or a boolean is still its text."""
+    assert {"1": "a", "true": "b", "null": "c"} == read("1: a\ntrue: b\nnull: c\n").data
+
+
+def test_explicit_str_tag_keeps_text() -> None:
+    """``!!str`` forces text, as YAML allows."""
+    assert {"a": "42"} == read("a: !!str 42\n").data
+
+
+def test_anchors_and_aliases_repeat_a_value() -> None:
+    """An alias repeats its anchor's value."""
+    assert {"a": {"x": 1}, "b": {"x": 1}} == read("a: &v {x: 1}\nb: *v\n").data
+
+
+# -- positions ---------------------------------------------------------------------------
+
+
+def test_positions_of_keys_and_values_are_one_based() -> None:
+    """Every key and value has its line and column, counted from 1."""
+    document = read(
+        """\
+        jobs:
+          report:
+            cron: "0 9 * * *"
+        """
+    )
+    assert Position(3, 5) == document.keys[("jobs", "report", "cron")]
+    assert Position(3, 11) == document.values[("jobs", "report", "cron")]
+
+
+def test_positions_of_list_items() -> None:
+    """Items of a flow list keep their own columns."""
+    document = read("at: [05:17, 12:30]\n")
+    assert Position(1, 13) == document.values[("at", 1)]
+
+
+def test_locating_a_path_past_the_data_falls_back_to_its_closest_ancestor_key() -> None:
+    """A missing key is reported where its mapping was introduced."""
+    document = read("jobs:\n  report: {run: x}\n")
+    assert Position(2, 3) == document.locate(("jobs", "report", "cron", "x"))
+
+
+# -- text errors -------------------------------------------------------------------------
+
+
+def test_a_duplicate_key_is_an_error_at_the_duplicate() -> None:
+    """PyYAML would keep the last silently; cronduit points at the second one."""
+    text = """\
+        jobs:
+          a: {run: x}
+          b: {run: y}
+          a: {run: z}
+        """
+    assert ["c.yaml:4:3: jobs: duplicate key 'a' (first given at line 2)"] == errors(text)
+
+
+def test_every_duplicate_key_is_reported_at_once() -> None:
+    """Two duplicates in different mappings are two errors."""
+    found = errors("a: {x: 1, x: 2}\nb: 1\nb: 2\n")
+    assert [
+        "c.yaml:1:11: a: duplicate key 'x' (first given at line 1)",
+        "c.yaml:3:1: duplicate key 'b' (first given at line 2)",
+    ] == found
+
+
+def test_a_yaml_syntax_error_is_one_located_error() -> None:
+    """An unclosed flow mapping is reported where the parser gave up."""
+    expected = (
+        "c.yaml:3:1: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'"
+    )
+    assert [expected] == errors("jobs:\n  a: {run: x\n")
+
+
+def test_a_tab_indent_gets_a_hint() -> None:
+    """Tabs cannot indent YAML; the message says so."""
+    [found] = errors("jobs:\n\ta: {run: x}\n")
+    assert found.startswith("c.yaml:2:1: invalid YAML: ")
+    assert found.endswith("(indent with spaces: YAML does not allow tabs there)")
+
+
+def test_an_unquoted_cron_starting_with_a_star_gets_a_hint() -> None:
+    """``*/5`` reads as an alias in YAML; the message says to quote it."""
+    [found] = errors("cron: */5 * * * *\n")
+    assert found.startswith("c.yaml:1:8: invalid YAML: ")
+    assert found.endswith('(a value that starts with * must be quoted, as in cron: "*/5 * * * *")')
+
+
+def test_merge_keys_and_unknown_tags_are_refused_by_name() -> None:
+    """YAML 1.2 has no merge key, and cronduit reads only plain values."""
+    found = errors("a: &x {run: x}\nb: {<<: *x}\nc: !!binary aGk=\n")
+    assert [
+        "c.yaml:2:5: merge keys (<<) are not part of YAML 1.2; repeat the keys, or alias a whole "
+        "value",
+        "c.yaml:3:4: unsupported tag !!binary: only plain YAML values (text, numbers, true/false, "
+        "null)",
+    ] == found
+
+
+def test_an_alias_bomb_is_refused() -> None:
+    """Exponential alias expansion stops at a bound instead of eating the machine."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    [found] = errors("\n".join(lines) + "\n")
+    assert "too many values (alias expansion?)" in found
+
+
+def test_more_than_one_document_is_an_error() -> None:
+    """A config is one document."""
+    [found] = errors("a: 1\n---\nb: 2\n")
+    assert "c.yaml:2:1: invalid YAML: expected a single document" in found
+
+
+# -- JSON --------------------------------------------------------------------------------
+
+
+def test_json_gets_positions_from_the_composer() -> None:
+    """A JSON file's keys and values are located like YAML's."""
+    document = read('{"jobs": {\n  "a": {"run": "x"}}}\n', "c.json")
+    assert {"jobs": {"a": {"run": "x"}}} == document.data
+    assert Position(2, 3) == document.keys[("jobs", "a")]
+    assert Position(2, 16) == document.values[("jobs", "a", "run")]
+
+
+def test_json_escapes_yaml_reads_differently_keep_json_values() -> None:
+    r"""``\/`` and surrogate pairs decode as JSON says, and tabs between tokens are fine."""
+    document = read('{"a":\t"x\\/y",\n\t"b": "\\ud83d\\ude00"}', "c.json")
+    assert {"a": "x/y", "b": "\U0001f600"} == document.data
+    assert Position(2, 7) == document.values[("b",)]
+
+
+def test_a_json_syntax_error_has_json_line_and_column() -> None:
+    """``json`` knows exactly where a JSON text went wrong."""
+    assert ["c.json:2:1: invalid JSON: Expecting ',' delimiter"] == errors(
+        '{"a": 1\n"b": 2}', "c.json"
+    )
+
+
+def test_a_json_duplicate_key_is_an_error() -> None:
+    """``json`` would keep the last one; cronduit refuses both spellings of the mistake."""
+    assert ["c.json:1:10: duplicate key 'a' (first given at line 1)"] == errors(
+        '{"a": 1, "a": 2}', "c.json"
+    )
+
+
+def test_text_that_opens_with_a_brace_is_read_as_json() -> None:
+    """Without a .json name, a leading ``{`` still selects JSON."""
+    assert {"a": [1, 2]} == read('{"a": [1, 2]}', "cronduit.yaml").data
+
+
+def test_a_yaml_flow_mapping_at_the_top_still_reads() -> None:
+    """``{jobs: {...}}`` is valid YAML though not JSON: it falls back to YAML."""
+    assert {"jobs": {"a": {"run": "x"}}} == read("{jobs: {a: {run: x}}}\n").data
+
+
+def test_a_byte_order_mark_is_ignored() -> None:
+    """Editors on some systems write one; it is not part of the config."""
+    assert {"a": 1} == read_document("\ufeffa: 1\n", "c.yaml").data
