@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from click.testing import CliRunner
 
+from cronduit import Cron
 from cronduit.cli import cli
 
 
@@ -86,3 +90,58 @@ def test_the_console_script_runs_as_a_real_process() -> None:
                          capture_output=True, text=True, check=False)
     assert 2 == bad.returncode
     assert "can never match a real date" in bad.stderr
+
+
+JOBS = """\
+jobs:
+  report:
+    run: echo report
+    cron: "30 1 * * *"
+    time_zone: Europe/London
+    jitter: 10m
+  plain:
+    run: echo plain
+    at: ["05:17"]
+  tick:
+    run: echo tick
+    every: 5m
+"""
+
+
+def test_cron_next_for_a_job_shows_its_jittered_due_times(tmp_path: Path) -> None:
+    """--job prints the job's slots in its own zone, each moved by its stable jitter."""
+    config = tmp_path / "cronduit.yaml"
+    config.write_text(JOBS)
+    args = ("cron", "next", "--job", "report", "-c", str(config),
+            "--after", "2026-03-28T00:00:00Z", "--count", "3")
+    code, out, _ = run(*args)
+    assert 0 == code
+    due = [datetime.fromisoformat(line.replace("Z", "+00:00")) for line in out.split()]
+    slots = list(itertools.islice(Cron("30 1 * * *", "Europe/London").after(
+        datetime(2026, 3, 28, tzinfo=UTC)), 3))
+    assert all(s <= d < s + timedelta(minutes=10) for s, d in zip(slots, due, strict=True))
+    assert out == run(*args)[1]
+
+
+def test_cron_next_for_an_at_job_without_jitter_is_its_times(tmp_path: Path) -> None:
+    """An at job without jitter is due exactly at its times, UTC by default."""
+    config = tmp_path / "cronduit.yaml"
+    config.write_text(JOBS)
+    _, out, _ = run("cron", "next", "--job", "plain", "-c", str(config),
+                    "--after", "2026-06-01T00:00:00Z", "--count", "2")
+    assert ["2026-06-01T05:17:00Z", "2026-06-02T05:17:00Z"] == out.split()
+
+
+def test_cron_next_refuses_an_interval_job_and_an_unknown_one(tmp_path: Path) -> None:
+    """An every job has no calendar slots; an unknown job name is an error."""
+    config = tmp_path / "cronduit.yaml"
+    config.write_text(JOBS)
+    assert 2 == run("cron", "next", "--job", "tick", "-c", str(config))[0]
+    code, _, err = run("cron", "next", "--job", "nope", "-c", str(config))
+    assert 2 == code
+    assert "no job named 'nope'" in err
+
+
+def test_cron_next_needs_exactly_one_of_expression_and_job() -> None:
+    """Neither, or both, is a usage error."""
+    assert 2 == run("cron", "next")[0]

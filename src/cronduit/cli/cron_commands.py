@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import itertools
-import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import click
 
+from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.core.cron import Cron, CronError, DstPolicy, ZoneError, load_zone
 from cronduit.core.enums import DstFold, DstGap
 from cronduit.core.explain import explain
-
-
-def _fail(message: str) -> None:
-    """One line on stderr and exit 2: the contract for a bad expression, zone or instant."""
-    click.echo(f"cronduit: {message}", err=True)
-    sys.exit(2)
+from cronduit.core.timespec import CalendarSchedule, format_utc, next_jittered, schedule_of
 
 
 def _parse_after(text: str, tz: str) -> datetime:
@@ -24,16 +20,10 @@ def _parse_after(text: str, tz: str) -> datetime:
     try:
         value = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
-        _fail(f"--after: {text!r} is not an ISO 8601 time such as 2026-03-29T00:00:00Z")
-        raise  # unreachable; keeps type checkers sure of the return
+        fail(f"--after: {text!r} is not an ISO 8601 time such as 2026-03-29T00:00:00Z")
     if value.tzinfo is None:
         value = value.replace(tzinfo=load_zone(tz))
     return value.astimezone(UTC)
-
-
-def format_instant(instant: datetime) -> str:
-    """The one spelling of an instant on cronduit's terminal output: ``2026-03-29T01:00:00Z``."""
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @click.group()
@@ -42,7 +32,7 @@ def cron() -> None:
 
 
 @cron.command("next")
-@click.argument("expression")
+@click.argument("expression", required=False)
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone to read it in.")
 @click.option("--after", "after_text",
               help="Start strictly after this ISO 8601 instant (default now).")
@@ -51,18 +41,39 @@ def cron() -> None:
               show_default=True, help="Fixed-time slots in a spring-forward gap.")
 @click.option("--dst-fold", type=click.Choice([f.value for f in DstFold]), default="once",
               show_default=True, help="Fixed-time slots in a repeated fall-back hour.")
-def next_(expression: str, tz: str, after_text: str | None, count: int, dst_gap: str,
-          dst_fold: str) -> None:
-    """Print the next COUNT slots of EXPRESSION, one UTC instant per line."""
+@click.option("--job", help="Instead of EXPRESSION, a configured cron or at job: its jittered "
+              "due times, in its own zone and DST policy.")
+@config_option
+def next_(expression: str | None, tz: str, after_text: str | None, count: int, dst_gap: str,
+          dst_fold: str, job: str | None, config_path: Path) -> None:
+    """Print the next COUNT slots of EXPRESSION (or of --job), one UTC instant per line."""
+    if (expression is None) == (job is None):
+        fail("give either EXPRESSION or --job NAME")
     try:
         load_zone(tz)
-        schedule = Cron(expression, tz, DstPolicy(DstGap(dst_gap), DstFold(dst_fold)))
         start = _parse_after(after_text, tz) if after_text else datetime.now(UTC)
+        if job is not None:
+            lines = _job_slots(config_path, job, start, count)
+        else:
+            assert expression is not None
+            schedule = Cron(expression, tz, DstPolicy(DstGap(dst_gap), DstFold(dst_fold)))
+            lines = [format_utc(s) for s in itertools.islice(schedule.after(start), count)]
     except (CronError, ZoneError) as error:
-        _fail(str(error))
-        return
-    lines = [format_instant(slot) for slot in itertools.islice(schedule.after(start), count)]
+        fail(str(error))
     click.echo("\n".join(lines))
+
+
+def _job_slots(config_path: Path, name: str, start: datetime, count: int) -> list[str]:
+    """A configured job's next due times: its slots plus its stable jitter."""
+    config = load_config_file(config_path)
+    job = config.jobs.get(name)
+    if job is None:
+        fail(f"no job named {name!r} in {config_path}")
+    schedule = schedule_of(job)
+    if not isinstance(schedule, CalendarSchedule):
+        fail(f"job {name!r} has no cron or at timing (an every job counts from its last run)")
+    slots = itertools.islice(schedule.slots_after(start), count)
+    return [format_utc(next_jittered(schedule, name, slot, job.jitter)) for slot in slots]
 
 
 @cron.command("explain")
@@ -72,4 +83,4 @@ def explain_(expression: str) -> None:
     try:
         click.echo(explain(expression))
     except CronError as error:
-        _fail(str(error))
+        fail(str(error))

@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from cronduit.core.cron import CronExpression, DailyPlan, DstPolicy, cron_plan, load_zone
 from cronduit.core.durations import format_duration
@@ -163,3 +164,29 @@ def next_jittered(schedule: CalendarSchedule, job: str, slot: Slot, jitter: int)
     following = next(schedule.slots_after(slot.instant), None)
     room = None if following is None else _to_epoch(following.instant) - _to_epoch(slot.instant)
     return slot.instant + timedelta(seconds=jitter_offset(job, slot.instant, jitter, room))
+
+
+class Timing(Protocol):
+    """The timing fields of a job, as the config model holds them."""
+
+    @property
+    def cron(self) -> str | None: ...
+    @property
+    def at(self) -> tuple[int, ...] | None: ...
+    @property
+    def every(self) -> int | None: ...
+    @property
+    def time_zone(self) -> str: ...
+    @property
+    def dst(self) -> DstPolicy: ...
+
+
+def schedule_of(job: Timing) -> Schedule | None:
+    """The schedule a job's timing describes; None for a job with no timing."""
+    if job.cron is not None:
+        return cron_schedule(job.cron, job.time_zone, job.dst)
+    if job.at is not None:
+        return at_schedule(job.at, job.time_zone, job.dst)
+    if job.every is not None:
+        return IntervalSchedule(job.every)
+    return None
