@@ -404,6 +404,16 @@ class DailyPlan:
             return date.fromordinal(_EPOCH_ORDINAL + (instant + self._fixed_offset) // 86_400)
         return datetime.fromtimestamp(instant, self.zone).date()
 
+    def instants_after(self, instant: datetime) -> Iterator[datetime]:
+        """Slots strictly after the aware ``instant``, ascending, as aware UTC datetimes."""
+        whole, _ = _epoch_seconds(instant)
+        return map(_to_datetime, self.after(whole))
+
+    def instants_before(self, instant: datetime) -> Iterator[datetime]:
+        """Slots strictly before the aware ``instant``, descending, as aware UTC datetimes."""
+        whole, fraction = _epoch_seconds(instant)
+        return map(_to_datetime, self.before(whole + 1 if fraction else whole))
+
     def after(self, instant: int) -> Iterator[int]:
         """Slot instants strictly after ``instant`` (epoch seconds), ascending."""
         # A gap slot of the previous day can land on this day (a gap across midnight), so the
@@ -527,12 +537,10 @@ class Cron:
         return self.parsed.wildcard
 
     def after(self, instant: datetime) -> Iterator[datetime]:
-        whole, _ = _epoch_seconds(instant)
-        return map(_to_datetime, self.plan.after(whole))
+        return self.plan.instants_after(instant)
 
     def before(self, instant: datetime) -> Iterator[datetime]:
-        whole, fraction = _epoch_seconds(instant)
-        return map(_to_datetime, self.plan.before(whole + 1 if fraction else whole))
+        return self.plan.instants_before(instant)
 
 
 @lru_cache(maxsize=1024)

@@ -21,8 +21,6 @@ from typing import Protocol
 from cronduit.core.cron import CronExpression, DailyPlan, DstPolicy, cron_plan, load_zone
 from cronduit.core.durations import format_duration
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
 
 @dataclass(frozen=True, slots=True, order=True)
 class Slot:
@@ -41,17 +39,6 @@ class Slot:
 def format_utc(instant: datetime) -> str:
     """``2026-03-29T01:00:00Z``: the one spelling of an instant in ids, output and records."""
     return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _to_epoch(instant: datetime) -> int:
-    if instant.tzinfo is None:
-        raise ValueError("instant must be timezone-aware")
-    delta = instant - _EPOCH
-    return delta.days * 86_400 + delta.seconds
-
-
-def _from_epoch(seconds: int) -> datetime:
-    return datetime.fromtimestamp(seconds, UTC)
 
 
 @dataclass(frozen=True)
@@ -78,8 +65,7 @@ class CalendarSchedule:
 
     def slots_after(self, instant: datetime) -> Iterator[Slot]:
         """Slots strictly after ``instant``, ascending."""
-        for seconds in self.plan.after(_to_epoch(instant)):
-            moment = _from_epoch(seconds)
+        for moment in self.plan.instants_after(instant):
             yield Slot(moment, self.name_of(moment))
 
     def slots_from(self, instant: datetime) -> Iterator[Slot]:
@@ -88,11 +74,7 @@ class CalendarSchedule:
 
     def slots_before(self, instant: datetime) -> Iterator[Slot]:
         """Slots strictly before ``instant``, descending."""
-        seconds = _to_epoch(instant)
-        if instant.microsecond:
-            seconds += 1
-        for found in self.plan.before(seconds):
-            moment = _from_epoch(found)
+        for moment in self.plan.instants_before(instant):
             yield Slot(moment, self.name_of(moment))
 
     def latest_at_or_before(self, instant: datetime) -> Slot | None:
@@ -162,7 +144,7 @@ def next_jittered(schedule: CalendarSchedule, job: str, slot: Slot, jitter: int)
     if jitter <= 0:
         return slot.instant
     following = next(schedule.slots_after(slot.instant), None)
-    room = None if following is None else _to_epoch(following.instant) - _to_epoch(slot.instant)
+    room = None if following is None else int((following.instant - slot.instant).total_seconds())
     return slot.instant + timedelta(seconds=jitter_offset(job, slot.instant, jitter, room))
 
 
