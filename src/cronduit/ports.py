@@ -1,0 +1,235 @@
+"""The seams between cronduit's engine and the world: the clock and the state store.
+
+Every edge that decides nothing sits behind one of these protocols, so the engine can run on a
+fake clock and either database. The store's contract is written on each method; the contract
+test suite (``tests/contract``) holds every backend to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """The only source of "now". The daemon uses the system clock; tests use a fake one."""
+
+    def now(self) -> datetime:
+        """The current instant, aware, in UTC."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """A trigger to accept. ``delivery_id`` makes acceptance idempotent."""
+
+    delivery_id: str
+    job: str
+    kind: str
+    label: str
+    accepted_at: datetime
+    slot: datetime | None = None
+    late: bool = False
+    payload: str = "{}"
+    """JSON: inputs, delivery fields or the webhook body."""
+    operator: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An accepted trigger, as stored."""
+
+    seq: int
+    delivery_id: str
+    job: str
+    kind: str
+    label: str
+    slot: datetime | None
+    late: bool
+    payload: str
+    operator: str | None
+    accepted_at: datetime
+    state: str
+    """``new`` (not routed yet), ``waiting``, ``consumed`` (by ``run_id``) or ``unmatched``."""
+    run_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """A timed job's durable timer: the slot it is armed for and when it elapses."""
+
+    job: str
+    timing_key: str
+    slot: datetime
+    slot_name: str
+    due_at: datetime
+    last_name: str | None
+    version: int = 0
+    """Bumped by every firing; a firing commits only against the version it read."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRecord:
+    """A slot's fate in the ledger."""
+
+    job: str
+    slot: datetime
+    name: str
+    fate: str
+    reason: str
+    recorded_at: datetime
+    event_seq: int | None = None
+    count: int = 1
+    until_slot: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A run and its record. Runs are a job's history; coordination fields are never deleted."""
+
+    id: str
+    job: str
+    kind: str
+    label: str
+    state: str
+    """``running``, ``backoff`` or ``ended``."""
+    created_at: datetime
+    trigger_seq: int | None = None
+    exclusive: bool = True
+    outcome: str | None = None
+    reason: str = ""
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    attempts: int = 0
+    exit_status: int | None = None
+    inputs: str = "{}"
+    operator: str | None = None
+    late: bool = False
+    deadline_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    pid: int | None = None
+    pid_start: int | None = None
+    attempt_dir: str | None = None
+    cancel_reason: str | None = None
+    files_pruned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """A run-ended event on a job: what ``job wait`` and ``on.after`` read."""
+
+    seq: int
+    job: str
+    run_id: str
+    event: str
+    """``completed``, ``failed``, ``timed_out`` or ``cancelled``."""
+    outcome: str
+    ended_at: datetime
+    chained: bool = False
+
+
+class Transaction(Protocol):
+    """One atomic unit of work. Everything written inside commits together or not at all."""
+
+    # events
+    def insert_event(self, event: NewEvent) -> int | None:
+        """Accept ``event``; its seq, or None when the delivery id was accepted before."""
+        ...
+
+    def event_by_delivery(self, delivery_id: str) -> Event | None: ...
+
+    def new_events(self, limit: int) -> list[Event]:
+        """Accepted events not yet routed, oldest first."""
+        ...
+
+    def waiting_events(self, job: str) -> list[Event]:
+        """Events routed to ``job``'s work and not yet consumed, oldest first."""
+        ...
+
+    def set_event_state(self, seqs: Sequence[int], state: str, run_id: str | None) -> None: ...
+
+    def events_of_run(self, run_id: str) -> list[Event]: ...
+
+    # timers and the slot ledger
+    def due_timers(self, now: datetime, limit: int) -> list[Timer]:
+        """Timers whose ``due_at`` is at or before ``now``, soonest first."""
+        ...
+
+    def timers(self) -> list[Timer]: ...
+
+    def get_timer(self, job: str) -> Timer | None: ...
+
+    def put_timer(self, timer: Timer) -> None:
+        """Create or replace ``timer.job``'s timer (config apply and start-up)."""
+        ...
+
+    def advance_timer(self, timer: Timer, expected_version: int) -> bool:
+        """Write ``timer`` only if the stored version is ``expected_version`` (replay guard)."""
+        ...
+
+    def delete_timer(self, job: str) -> None: ...
+
+    def record_slot(self, record: SlotRecord) -> bool:
+        """Add a slot's fate; False when the slot already has one (a slot fires once)."""
+        ...
+
+    def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:
+        """The job's slot ledger between ``start`` and ``end`` (inclusive), oldest first."""
+        ...
+
+    # runs
+    def insert_run(self, run: Run) -> None:
+        """Add a run; raises :class:`Conflict` if an exclusive run of the job is not ended."""
+        ...
+
+    def update_run(self, run_id: str, **values: object) -> None: ...
+
+    def get_run(self, run_id: str) -> Run | None: ...
+
+    def active_runs(self, job: str | None = None) -> list[Run]:
+        """Runs not ended (of ``job``, or of every job), oldest first."""
+        ...
+
+    def history(self, job: str, limit: int) -> list[Run]:
+        """The job's runs, newest first."""
+        ...
+
+    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
+        """Ended runs of ``job`` older than its newest ``keep`` whose files are still kept."""
+        ...
+
+    def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,
+                       ended_at: datetime) -> int:
+        """Record a run-ended event; its seq."""
+        ...
+
+    def run_ends_after(self, job: str | None, seq: int) -> list[RunEnd]: ...
+
+    def unchained_run_ends(self, limit: int) -> list[RunEnd]: ...
+
+    def mark_chained(self, seq: int) -> None: ...
+
+    def last_run_end_seq(self) -> int: ...
+
+    # meta
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+class Store(Protocol):
+    """A state store: SQLite (one file) or PostgreSQL (shared by many daemons)."""
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """Open a transaction; it commits when the block ends and rolls back on an exception."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Conflict(Exception):
+    """A write refused by a database constraint that backs an at-most-once promise."""
+

@@ -1,0 +1,34 @@
+"""Numbered migrations: ``migrations/NNNN_name.sql``, applied in order, each exactly once.
+
+The applied version is kept in ``schema_version``; a migration and its version bump commit
+together, so a crash mid-upgrade leaves the previous version whole.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+_FILE = re.compile(r"^(\d{4})_\w+\.sql$")
+
+
+def migrations() -> list[tuple[int, str]]:
+    """(version, SQL text) of every migration, in order."""
+    folder = resources.files("cronduit.store").joinpath("migrations")
+    found = []
+    for entry in folder.iterdir():
+        match = _FILE.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.read_text()))
+    return sorted(found)
+
+
+def statements(sql: str) -> list[str]:
+    """Split a migration into statements (no semicolons inside strings in our migrations)."""
+    without_comments = "\n".join(
+        line for line in sql.splitlines() if not line.lstrip().startswith("--")
+    )
+    return [part.strip() for part in without_comments.split(";") if part.strip()]
+
+
+LATEST = migrations()[-1][0]

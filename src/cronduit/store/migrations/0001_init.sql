@@ -1,0 +1,102 @@
+-- cronduit's state, version 1. Portable SQL: the same text runs on SQLite and PostgreSQL.
+-- Instants are TEXT in one fixed-width UTC form (2026-03-29T01:00:00.000000Z), so they sort
+-- and compare as text in both databases.
+
+-- Every accepted trigger. The unique delivery id makes acceptance idempotent: the same slot,
+-- webhook retry or GitHub delivery accepted twice is one event.
+CREATE TABLE events (
+    seq          INTEGER PRIMARY KEY,
+    delivery_id  TEXT NOT NULL UNIQUE,
+    job          TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    label        TEXT NOT NULL,
+    slot         TEXT,
+    late         INTEGER NOT NULL DEFAULT 0,
+    payload      TEXT NOT NULL DEFAULT '{}',
+    operator     TEXT,
+    accepted_at  TEXT NOT NULL,
+    -- new: accepted, not yet routed; waiting: routed to the job's work, not yet consumed;
+    -- consumed: linked to run_id; unmatched: no job takes it.
+    state        TEXT NOT NULL DEFAULT 'new',
+    run_id       TEXT
+);
+CREATE INDEX events_by_state ON events (state, seq);
+CREATE INDEX events_waiting ON events (job, state, seq);
+CREATE INDEX events_by_run ON events (run_id);
+
+-- One durable timer per timed job: the slot it is armed for and when it elapses.
+CREATE TABLE timers (
+    job          TEXT PRIMARY KEY,
+    timing_key   TEXT NOT NULL,
+    slot         TEXT NOT NULL,
+    slot_name    TEXT NOT NULL,
+    due_at       TEXT NOT NULL,
+    last_name    TEXT,
+    version      INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX timers_due ON timers (due_at);
+
+-- The slot ledger: every slot's fate. A slot fires once: the primary key says so.
+-- A counted row (count > 1) stands for the older missed slots of a long outage, slot..until.
+CREATE TABLE slots (
+    job          TEXT NOT NULL,
+    slot         TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    fate         TEXT NOT NULL,
+    reason       TEXT NOT NULL,
+    event_seq    INTEGER,
+    recorded_at  TEXT NOT NULL,
+    count        INTEGER NOT NULL DEFAULT 1,
+    until_slot   TEXT,
+    PRIMARY KEY (job, slot)
+);
+
+-- Runs: a job's history. state pending -> running (-> backoff -> running)* -> ended.
+CREATE TABLE runs (
+    id               TEXT PRIMARY KEY,
+    job              TEXT NOT NULL,
+    trigger_seq      INTEGER,
+    kind             TEXT NOT NULL,
+    label            TEXT NOT NULL,
+    state            TEXT NOT NULL,
+    exclusive        INTEGER NOT NULL DEFAULT 1,
+    outcome          TEXT,
+    reason           TEXT NOT NULL DEFAULT '',
+    created_at       TEXT NOT NULL,
+    started_at       TEXT,
+    finished_at      TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    exit_status      INTEGER,
+    inputs           TEXT NOT NULL DEFAULT '{}',
+    operator         TEXT,
+    late             INTEGER NOT NULL DEFAULT 0,
+    deadline_at      TEXT,
+    next_attempt_at  TEXT,
+    pid              INTEGER,
+    pid_start        INTEGER,
+    attempt_dir      TEXT,
+    cancel_reason    TEXT,
+    files_pruned     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_by_job ON runs (job, created_at);
+CREATE INDEX runs_active ON runs (state);
+-- At most one run in progress per job where the overlap policy says runs exclude each other.
+CREATE UNIQUE INDEX runs_one_exclusive ON runs (job) WHERE exclusive = 1 AND state <> 'ended';
+
+-- Run-ended events on each job: what `cronduit job wait` and on.after chaining read.
+CREATE TABLE run_ends (
+    seq          INTEGER PRIMARY KEY,
+    job          TEXT NOT NULL,
+    run_id       TEXT NOT NULL UNIQUE,
+    event        TEXT NOT NULL,
+    outcome      TEXT NOT NULL,
+    ended_at     TEXT NOT NULL,
+    chained      INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX run_ends_by_job ON run_ends (job, seq);
+
+-- Small facts about the installation: the daemon's heartbeat, the applied config's digest.
+CREATE TABLE meta (
+    key          TEXT PRIMARY KEY,
+    value        TEXT NOT NULL
+);

@@ -1,0 +1,114 @@
+-- Named queries of the SQL store. Each starts with "-- name: NAME"; parameters are :name.
+-- Portable SQL only: the PostgreSQL backend runs the same text.
+
+-- name: insert_event
+INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at)
+VALUES (:delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator, :accepted_at)
+ON CONFLICT (delivery_id) DO NOTHING
+RETURNING seq;
+
+-- name: event_by_delivery
+SELECT * FROM events WHERE delivery_id = :delivery_id;
+
+-- name: new_events
+SELECT * FROM events WHERE state = 'new' ORDER BY seq LIMIT :limit;
+
+-- name: waiting_events
+SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
+
+-- name: set_event_state
+UPDATE events SET state = :state, run_id = :run_id WHERE seq = :seq;
+
+-- name: events_of_run
+SELECT * FROM events WHERE run_id = :run_id ORDER BY seq;
+
+-- name: due_timers
+SELECT * FROM timers WHERE due_at <= :now ORDER BY due_at, job LIMIT :limit;
+
+-- name: timers
+SELECT * FROM timers ORDER BY job;
+
+-- name: get_timer
+SELECT * FROM timers WHERE job = :job;
+
+-- name: put_timer
+INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
+VALUES (:job, :timing_key, :slot, :slot_name, :due_at, :last_name, :version)
+ON CONFLICT (job) DO UPDATE SET
+    timing_key = excluded.timing_key, slot = excluded.slot, slot_name = excluded.slot_name,
+    due_at = excluded.due_at, last_name = excluded.last_name,
+    version = timers.version + 1;
+
+-- name: advance_timer
+UPDATE timers SET slot = :slot, slot_name = :slot_name, due_at = :due_at,
+    last_name = :last_name, version = version + 1
+WHERE job = :job AND version = :expected_version;
+
+-- name: delete_timer
+DELETE FROM timers WHERE job = :job;
+
+-- name: record_slot
+INSERT INTO slots (job, slot, name, fate, reason, event_seq, recorded_at, count, until_slot)
+VALUES (:job, :slot, :name, :fate, :reason, :event_seq, :recorded_at, :count, :until_slot)
+ON CONFLICT (job, slot) DO NOTHING;
+
+-- name: slots
+SELECT * FROM slots
+WHERE job = :job AND slot >= :start AND slot <= :end
+ORDER BY slot;
+
+-- name: insert_run
+INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
+    created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
+    deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned)
+VALUES (:id, :job, :trigger_seq, :kind, :label, :state, :exclusive, :outcome, :reason,
+    :created_at, :started_at, :finished_at, :attempts, :exit_status, :inputs, :operator, :late,
+    :deadline_at, :next_attempt_at, :pid, :pid_start, :attempt_dir, :cancel_reason,
+    :files_pruned);
+
+-- name: get_run
+SELECT * FROM runs WHERE id = :id;
+
+-- name: active_runs
+SELECT * FROM runs WHERE state <> 'ended' ORDER BY created_at, id;
+
+-- name: active_runs_of_job
+SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY created_at, id;
+
+-- name: history
+SELECT * FROM runs WHERE job = :job ORDER BY created_at DESC, id DESC LIMIT :limit;
+
+-- name: runs_to_prune
+SELECT * FROM runs
+WHERE job = :job AND state = 'ended' AND files_pruned = 0 AND id NOT IN (
+    SELECT id FROM runs WHERE job = :job ORDER BY created_at DESC, id DESC LIMIT :keep
+)
+ORDER BY created_at;
+
+-- name: insert_run_end
+INSERT INTO run_ends (job, run_id, event, outcome, ended_at)
+VALUES (:job, :run_id, :event, :outcome, :ended_at)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING seq;
+
+-- name: run_ends_after
+SELECT * FROM run_ends WHERE seq > :seq ORDER BY seq;
+
+-- name: run_ends_of_job_after
+SELECT * FROM run_ends WHERE job = :job AND seq > :seq ORDER BY seq;
+
+-- name: unchained_run_ends
+SELECT * FROM run_ends WHERE chained = 0 ORDER BY seq LIMIT :limit;
+
+-- name: mark_chained
+UPDATE run_ends SET chained = 1 WHERE seq = :seq;
+
+-- name: last_run_end_seq
+SELECT COALESCE(MAX(seq), 0) AS seq FROM run_ends;
+
+-- name: get_meta
+SELECT value FROM meta WHERE key = :key;
+
+-- name: set_meta
+INSERT INTO meta (key, value) VALUES (:key, :value)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value;

@@ -1,0 +1,78 @@
+"""The SQLite backend: one file in the state directory, WAL, synchronous commits.
+
+WAL lets the CLI read while the daemon writes. ``synchronous=FULL`` makes every commit
+durable before it returns, because acceptance (202) and firings promise exactly that; the
+engine commits in batches so the cost is paid once per batch, not per trigger.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from cronduit.store.migrations import migrations, statements
+from cronduit.store.sql import SqlTransaction
+
+
+def _is_conflict(error: Exception) -> bool:
+    return isinstance(error, sqlite3.IntegrityError)
+
+
+def _same(sql: str) -> str:
+    return sql
+
+
+class SqliteStore:
+    """:class:`cronduit.ports.Store` on one SQLite file."""
+
+    def __init__(self, path: Path, *, migrate: bool = True) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0,
+                                   check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = FULL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+        if migrate:
+            self.migrate()
+
+    def migrate(self) -> int:
+        """Apply the migrations this file has not seen; the schema version after."""
+        with self._immediate() as cursor:
+            cursor.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = cursor.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            current = row[0] or 0
+            for version, sql in migrations():
+                if version <= current:
+                    continue
+                for statement in statements(sql):
+                    cursor.execute(statement)
+                cursor.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+                current = version
+        return int(current)
+
+    @contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Cursor]:
+        # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
+        # timeout instead of deadlocking when both try to upgrade a read lock.
+        cursor = self._db.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield cursor
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        else:
+            cursor.execute("COMMIT")
+        finally:
+            cursor.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqlTransaction]:
+        with self._immediate() as cursor:
+            yield SqlTransaction(cursor, _same, _is_conflict)
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,221 @@
+"""The store contract: what every backend promises, each promise with a test."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from cronduit.ports import Conflict, NewEvent, Run, SlotRecord, Store, Timer
+from cronduit.store.migrations import LATEST, statements
+from cronduit.store.sqlite import SqliteStore
+
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+def event(delivery: str, job: str = "report", kind: str = "timer") -> NewEvent:
+    return NewEvent(delivery_id=delivery, job=job, kind=kind, label=f"{kind} {delivery}",
+                    accepted_at=T0)
+
+
+def run(run_id: str, job: str = "report", exclusive: bool = True, state: str = "running",
+        created: datetime = T0) -> Run:
+    return Run(id=run_id, job=job, kind="timer", label="cron", state=state, created_at=created,
+               exclusive=exclusive)
+
+
+def test_accepting_the_same_delivery_twice_is_one_event(store: Store) -> None:
+    """The unique delivery id makes acceptance idempotent."""
+    with store.transaction() as tx:
+        first = tx.insert_event(event("slot/report/2026-06-01T09:00:00Z"))
+        again = tx.insert_event(event("slot/report/2026-06-01T09:00:00Z"))
+    assert first is not None
+    assert again is None
+    with store.transaction() as tx:
+        assert [first] == [e.seq for e in tx.new_events(10)]
+
+
+def test_events_keep_their_fields_and_acceptance_order(store: Store) -> None:
+    """What goes in comes back, oldest first, with the instant intact."""
+    slot = datetime(2026, 3, 29, 1, 0, tzinfo=UTC)
+    with store.transaction() as tx:
+        tx.insert_event(NewEvent("a", "report", "timer", "cron x", T0, slot=slot, late=True,
+                                 payload='{"k": 1}', operator="ana"))
+        tx.insert_event(event("b"))
+    with store.transaction() as tx:
+        first, second = tx.new_events(10)
+    assert ("a", slot, True, '{"k": 1}', "ana", "new") == (
+        first.delivery_id, first.slot, first.late, first.payload, first.operator, first.state)
+    assert first.seq < second.seq
+
+
+def test_routing_moves_events_between_states(store: Store) -> None:
+    """new -> waiting -> consumed by a run; only waiting events of the job are listed."""
+    with store.transaction() as tx:
+        a = tx.insert_event(event("a"))
+        b = tx.insert_event(event("b", job="other"))
+        assert a is not None
+        assert b is not None
+        tx.set_event_state([a], "waiting", None)
+        tx.set_event_state([b], "waiting", None)
+    with store.transaction() as tx:
+        assert [a] == [e.seq for e in tx.waiting_events("report")]
+        tx.set_event_state([a], "consumed", "run-1")
+        assert [] == tx.waiting_events("report")
+        assert [a] == [e.seq for e in tx.events_of_run("run-1")]
+        assert [] == tx.new_events(10)
+
+
+def test_a_rolled_back_transaction_writes_nothing(store: Store) -> None:
+    """An exception inside the block undoes every write of the block."""
+    def accept_then_crash() -> None:
+        with store.transaction() as tx:
+            tx.insert_event(event("a"))
+            raise RuntimeError("crash between accepting and routing")
+
+    with pytest.raises(RuntimeError):
+        accept_then_crash()
+    with store.transaction() as tx:
+        assert [] == tx.new_events(10)
+
+
+def timer(job: str = "report", due: datetime = T0, last: str | None = None) -> Timer:
+    return Timer(job=job, timing_key="cron 0 9 * * *", slot=due, slot_name="n", due_at=due,
+                 last_name=last)
+
+
+def test_due_timers_are_those_at_or_before_now(store: Store) -> None:
+    """A timer due exactly now is due; one a microsecond later is not."""
+    with store.transaction() as tx:
+        tx.put_timer(timer("a", T0))
+        tx.put_timer(timer("b", T0 + timedelta(microseconds=1)))
+    with store.transaction() as tx:
+        assert ["a"] == [t.job for t in tx.due_timers(T0, 10)]
+        assert ["a", "b"] == [t.job for t in tx.timers()]
+
+
+def test_a_firing_commits_only_against_the_version_it_read(store: Store) -> None:
+    """advance_timer is the replay guard: a second firing from the same read changes nothing."""
+    with store.transaction() as tx:
+        tx.put_timer(timer())
+        read = tx.get_timer("report")
+    assert read is not None
+    moved = Timer(job="report", timing_key=read.timing_key, slot=T0 + timedelta(days=1),
+                  slot_name="next", due_at=T0 + timedelta(days=1), last_name="ran")
+    with store.transaction() as tx:
+        assert tx.advance_timer(moved, read.version)
+        assert not tx.advance_timer(moved, read.version)
+        stored = tx.get_timer("report")
+    assert stored is not None
+    assert ("ran", T0 + timedelta(days=1), read.version + 1) == (
+        stored.last_name, stored.due_at, stored.version)
+
+
+def test_deleting_a_timer_removes_it(store: Store) -> None:
+    """A removed job loses its timer."""
+    with store.transaction() as tx:
+        tx.put_timer(timer())
+        tx.delete_timer("report")
+        assert [] == tx.timers()
+
+
+def test_a_slot_gets_one_fate(store: Store) -> None:
+    """The ledger's key is (job, slot): a slot is recorded, and so fired, once."""
+    record = SlotRecord("report", T0, "2026-06-01 09:00 UTC", "ran", "", T0, event_seq=1)
+    with store.transaction() as tx:
+        assert tx.record_slot(record)
+        assert not tx.record_slot(record)
+        tx.record_slot(SlotRecord("report", T0 + timedelta(hours=1), "x", "missed", "late", T0,
+                                  count=5, until_slot=T0 + timedelta(hours=5)))
+    with store.transaction() as tx:
+        listed = tx.slots("report", None, None)
+        window = tx.slots("report", T0 + timedelta(minutes=1), None)
+    assert ["ran", "missed"] == [r.fate for r in listed]
+    assert [(5, T0 + timedelta(hours=5))] == [(r.count, r.until_slot) for r in window]
+
+
+def test_one_exclusive_run_in_progress_per_job(store: Store) -> None:
+    """The database refuses a second exclusive run of a job while one is not ended."""
+    with store.transaction() as tx:
+        tx.insert_run(run("r1"))
+    with pytest.raises(Conflict), store.transaction() as tx:
+        tx.insert_run(run("r2"))
+    with store.transaction() as tx:
+        tx.insert_run(run("p1", exclusive=False))
+        tx.insert_run(run("other", job="other"))
+        tx.update_run("r1", state="ended", outcome="success")
+        tx.insert_run(run("r3"))
+        assert ["p1", "r3"] == sorted(r.id for r in tx.active_runs("report"))
+
+
+def test_runs_update_and_read_back(store: Store) -> None:
+    """update_run writes named fields; unknown names are refused."""
+    with store.transaction() as tx:
+        tx.insert_run(run("r1"))
+        tx.update_run("r1", attempts=2, exit_status=3, finished_at=T0, late=True)
+        got = tx.get_run("r1")
+        with pytest.raises(ValueError, match="unknown run fields"):
+            tx.update_run("r1", colour="red")
+    assert got is not None
+    assert (2, 3, T0, True) == (got.attempts, got.exit_status, got.finished_at, got.late)
+
+
+def test_history_is_newest_first_and_pruning_keeps_the_newest(store: Store) -> None:
+    """history() lists newest first; runs_to_prune() names ended runs beyond the newest N."""
+    with store.transaction() as tx:
+        for i in range(5):
+            tx.insert_run(run(f"r{i}", state="ended", created=T0 + timedelta(minutes=i)))
+        assert ["r4", "r3", "r2"] == [r.id for r in tx.history("report", 3)]
+        assert ["r0", "r1"] == [r.id for r in tx.runs_to_prune("report", 3)]
+        tx.update_run("r0", files_pruned=True)
+        assert ["r1"] == [r.id for r in tx.runs_to_prune("report", 3)]
+
+
+def test_run_ends_are_recorded_once_and_read_in_order(store: Store) -> None:
+    """A run-ended event per run; readers follow the sequence; chaining marks them."""
+    with store.transaction() as tx:
+        first = tx.insert_run_end("report", "r1", "failed", "failure", T0)
+        assert 0 == tx.insert_run_end("report", "r1", "failed", "failure", T0)
+        tx.insert_run_end("other", "r2", "completed", "success", T0)
+        assert ["r1", "r2"] == [e.run_id for e in tx.run_ends_after(None, 0)]
+        assert ["r2"] == [e.run_id for e in tx.run_ends_after(None, first)]
+        assert ["r1"] == [e.run_id for e in tx.run_ends_after("report", 0)]
+        tx.mark_chained(first)
+        assert ["r2"] == [e.run_id for e in tx.unchained_run_ends(10)]
+        assert first + 1 == tx.last_run_end_seq()
+
+
+def test_meta_is_a_small_key_value_table(store: Store) -> None:
+    """set_meta overwrites; get_meta of an unknown key is None."""
+    with store.transaction() as tx:
+        assert tx.get_meta("heartbeat") is None
+        tx.set_meta("heartbeat", "1")
+        tx.set_meta("heartbeat", "2")
+        assert "2" == tx.get_meta("heartbeat")
+
+
+def _schema(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    rows = db.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+                      "AND name <> 'schema_version' ORDER BY name").fetchall()
+    return [(name, " ".join(sql.split())) for name, sql in rows]
+
+
+def test_the_migrations_add_up_to_the_schema(tmp_path: Path) -> None:
+    """Applying every numbered migration gives exactly the documented schema.sql."""
+    migrated = SqliteStore(tmp_path / "migrated.db")
+    migrated.close()
+    documented = sqlite3.connect(tmp_path / "documented.db")
+    text = resources.files("cronduit.store").joinpath("schema.sql").read_text()
+    for statement in statements(text):
+        documented.execute(statement)
+    assert _schema(documented) == _schema(sqlite3.connect(tmp_path / "migrated.db"))
+
+
+def test_migrating_twice_changes_nothing(tmp_path: Path) -> None:
+    """Opening an up-to-date store applies no migration again."""
+    store = SqliteStore(tmp_path / "c.db")
+    assert LATEST == store.migrate()
+    store.close()
