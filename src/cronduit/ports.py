@@ -11,7 +11,11 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from cronduit.core.config.model import Job
+    from cronduit.core.lifecycle import AttemptReport
 
 
 class Clock(Protocol):
@@ -233,3 +237,29 @@ class Store(Protocol):
 class Conflict(Exception):
     """A write refused by a database constraint that backs an at-most-once promise."""
 
+
+
+class Runner(Protocol):
+    """Runs attempts as processes. It reports facts; the engine decides what they mean."""
+
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
+        """Start attempt ``attempt`` of ``run``; its (pid, process start time)."""
+        ...
+
+    def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
+        """After a restart: adopt a live attempt ("running"), report an ended one, or say it
+        never started (so it may be launched, once)."""
+        ...
+
+    def ended(self) -> list[tuple[str, int, AttemptReport]]:
+        """Attempts that ended since the last call: (run id, attempt, report)."""
+        ...
+
+    def stop(self, run: Run, why: str) -> None:
+        """TERM the attempt's process group, then KILL after a grace period. ``why``
+        (``timeout`` or ``cancelled``) comes back as the report's ``stopped_for``."""
+        ...
+
+    def prune(self, run: Run) -> None:
+        """Delete the run's log and output files (coordination history stays)."""
+        ...

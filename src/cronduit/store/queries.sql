@@ -70,20 +70,20 @@ VALUES (:id, :job, :trigger_seq, :kind, :label, :state, :exclusive, :outcome, :r
 SELECT * FROM runs WHERE id = :id;
 
 -- name: active_runs
-SELECT * FROM runs WHERE state <> 'ended' ORDER BY created_at, id;
+SELECT * FROM runs WHERE state <> 'ended' ORDER BY seq;
 
 -- name: active_runs_of_job
-SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY created_at, id;
+SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY seq;
 
 -- name: history
-SELECT * FROM runs WHERE job = :job ORDER BY created_at DESC, id DESC LIMIT :limit;
+SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
 
 -- name: runs_to_prune
 SELECT * FROM runs
 WHERE job = :job AND state = 'ended' AND files_pruned = 0 AND id NOT IN (
-    SELECT id FROM runs WHERE job = :job ORDER BY created_at DESC, id DESC LIMIT :keep
+    SELECT id FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :keep
 )
-ORDER BY created_at;
+ORDER BY seq;
 
 -- name: insert_run_end
 INSERT INTO run_ends (job, run_id, event, outcome, ended_at)

@@ -52,7 +52,8 @@ CREATE TABLE slots (
 
 -- Runs: a job's history. state pending -> running (-> backoff -> running)* -> ended.
 CREATE TABLE runs (
-    id               TEXT PRIMARY KEY,
+    seq              INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
     job              TEXT NOT NULL,
     trigger_seq      INTEGER,
     kind             TEXT NOT NULL,
@@ -77,7 +78,7 @@ CREATE TABLE runs (
     cancel_reason    TEXT,
     files_pruned     INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX runs_by_job ON runs (job, created_at);
+CREATE INDEX runs_by_job ON runs (job, seq);
 CREATE INDEX runs_active ON runs (state);
 -- At most one run in progress per job where the overlap policy says runs exclude each other.
 CREATE UNIQUE INDEX runs_one_exclusive ON runs (job) WHERE exclusive = 1 AND state <> 'ended';

@@ -1,0 +1,113 @@
+"""A run's lifecycle after each attempt: retry, or end, and with which outcome and event.
+
+Pure: the engine passes what the executor reported and the run's deadline, and records the
+answer. The rules (SPEC §5):
+
+* exit 0 is ``success``; a run stopped for its deadline is ``timeout``; one stopped to make way
+  for a newer trigger (overlap: replace) or by an operator is ``cancelled``; anything else is
+  ``failure``;
+* a failed attempt is retried while ``retry.attempts`` allows, after ``backoff`` doubling up to
+  ``max_backoff``; exit status 75 (EX_TEMPFAIL) asks for a retry even without ``retry``; a
+  duration the job wrote to ``$CRONDUIT_RETRY_AFTER_FILE`` says when;
+* the deadline bounds the whole run, attempts and sleeps included: a retry that could not start
+  before the deadline is not scheduled, and the run ends ``timeout`` if its time ran out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from cronduit.core.config.model import Retry
+from cronduit.core.enums import Outcome
+
+EX_TEMPFAIL = 75
+MAX_ATTEMPTS = 100
+"""A run that keeps asking for retries (exit 75) stops after this many attempts."""
+
+RUN_END_EVENTS = {
+    Outcome.SUCCESS: "completed",
+    Outcome.FAILURE: "failed",
+    Outcome.TIMEOUT: "timed_out",
+    Outcome.CANCELLED: "cancelled",
+}
+"""The run-ended event recorded on the job for each outcome (``job wait``, ``on.after``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptReport:
+    """What the executor knows about an attempt that ended."""
+
+    exit_status: int | None
+    """None when the process vanished or was stopped before it could say."""
+    stopped_for: str | None = None
+    """``timeout`` or ``cancelled`` when cronduit stopped it; None otherwise."""
+    retry_after: int | None = None
+    """Seconds the job asked to wait before a retry, if it wrote any."""
+    vanished: bool = False
+    """The process disappeared without an exit status (lost while cronduit was down)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Either a retry at ``retry_at``, or the run's end with ``outcome`` and ``reason``."""
+
+    outcome: Outcome | None
+    reason: str
+    retry_at: datetime | None = None
+
+    @property
+    def ends_run(self) -> bool:
+        return self.outcome is not None
+
+
+def judge_attempt(
+    report: AttemptReport,
+    attempt: int,
+    retry: Retry,
+    now: datetime,
+    deadline: datetime,
+) -> Verdict:
+    """The verdict on attempt number ``attempt`` (1-based) of a run due to end by ``deadline``."""
+    if report.stopped_for == "timeout":
+        return Verdict(Outcome.TIMEOUT, f"deadline passed during attempt {attempt}")
+    if report.stopped_for == "cancelled":
+        return Verdict(Outcome.CANCELLED, "cancelled")
+    if report.exit_status == 0:
+        return Verdict(Outcome.SUCCESS, "")
+    reason = _failure_reason(report)
+    delay = _retry_delay(report, attempt, retry)
+    if delay is None:
+        return Verdict(Outcome.FAILURE, reason)
+    retry_at = now + timedelta(seconds=delay)
+    if retry_at >= deadline:
+        return Verdict(Outcome.FAILURE, f"{reason}; no time left before the deadline to retry")
+    return Verdict(None, reason, retry_at)
+
+
+def _failure_reason(report: AttemptReport) -> str:
+    if report.vanished:
+        return "process vanished while cronduit was down"
+    if report.exit_status is None:
+        return "process ended without an exit status"
+    if report.exit_status > 128:
+        return f"killed by signal {report.exit_status - 128}"
+    return f"exit status {report.exit_status}"
+
+
+def _retry_delay(report: AttemptReport, attempt: int, retry: Retry) -> int | None:
+    """Seconds before the next attempt, or None when no retry is due."""
+    if attempt >= MAX_ATTEMPTS or report.vanished:
+        return None
+    if attempt < retry.attempts:
+        hinted = report.retry_after
+        return retry.delay_after(attempt) if hinted is None else hinted
+    if report.exit_status == EX_TEMPFAIL:
+        hinted = report.retry_after
+        return retry.delay_after(attempt) if hinted is None else hinted
+    return None
+
+
+def deadline_passed(now: datetime, deadline: datetime | None) -> bool:
+    """Whether a run's whole-run deadline has come (exactly at it counts as passed)."""
+    return deadline is not None and now >= deadline

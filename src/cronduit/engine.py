@@ -1,0 +1,479 @@
+"""The engine: trigger -> event -> route -> work -> run -> record, carried out durably.
+
+Each step reads the store, asks the pure core what to do, and writes the answer in the same
+transaction; nothing here decides policy. The daemon calls :meth:`Engine.tick` with the time
+now (and whenever something happens); tests call it with a fake clock's time, so days of
+schedules run in milliseconds.
+
+Crash safety comes from the order of writes: a trigger is committed before it is routed; a
+run is committed (with its attempt directory) before its process is launched, and the
+executor's lock file tells a restarted engine whether that launch happened; an attempt's
+end is committed before the next run starts.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from cronduit.core.catchup import (
+    CatchUpPolicy,
+    Firing,
+    arm_edited,
+    arm_new,
+    decide_firing,
+    decide_interval_firing,
+)
+from cronduit.core.config.model import Config, Job, Retry
+from cronduit.core.enums import Outcome, TriggerKind
+from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
+from cronduit.core.overlap import (
+    NEEDS_IDLE,
+    Batch,
+    Decision,
+    JobState,
+    OverlapPolicy,
+    Trigger,
+    on_arrival,
+    on_backoff,
+    on_run_end,
+)
+from cronduit.core.timespec import (
+    CalendarSchedule,
+    IntervalSchedule,
+    Schedule,
+    Slot,
+    format_utc,
+    next_jittered,
+    schedule_of,
+)
+from cronduit.ports import (
+    Event,
+    NewEvent,
+    Run,
+    Runner,
+    SlotRecord,
+    Store,
+    Timer,
+    Transaction,
+)
+
+BATCH = 500
+"""Triggers fired or routed per transaction: one commit for many (group commit)."""
+NO_RETRY = Retry()
+
+Log = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+@dataclass
+class _Launch:
+    run: Run
+    attempt: int
+
+
+@dataclass
+class _Outbox:
+    """Process work decided inside a transaction, carried out after it commits."""
+
+    launches: list[_Launch] = field(default_factory=list)
+    stops: list[tuple[Run, str]] = field(default_factory=list)
+    prunes: list[Run] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+class Engine:
+    """Drives one config's jobs against a store and a runner."""
+
+    def __init__(self, config: Config, store: Store, runner: Runner, *, dispatch: bool = True,
+                 log: Log = _quiet) -> None:
+        self.store = store
+        self.runner = runner
+        self.dispatch = dispatch
+        """False in a dry run: no timers fire and no runs start; triggers wait."""
+        self.log = log
+        self.config = config
+        self._schedules: dict[str, Schedule] = {}
+        self._set_config(config)
+
+    # -- config ------------------------------------------------------------------------------
+
+    def _set_config(self, config: Config) -> None:
+        self.config = config
+        self._schedules = {
+            name: schedule
+            for name, job in config.jobs.items()
+            if (schedule := schedule_of(job)) is not None
+        }
+
+    def apply(self, config: Config, now: datetime) -> list[str]:
+        """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
+        edit rules; the list of changes, for the operator."""
+        self._set_config(config)
+        changes: list[str] = []
+        with self.store.transaction() as tx:
+            stored = {timer.job: timer for timer in tx.timers()}
+            for name in stored:
+                if name not in self._schedules:
+                    tx.delete_timer(name)
+                    changes.append(f"{name}: timer removed")
+            if self.dispatch:
+                for name, schedule in self._schedules.items():
+                    change = self._arm(tx, config.jobs[name], schedule, stored.get(name), now)
+                    if change:
+                        changes.append(f"{name}: {change}")
+        return changes
+
+    def _arm(self, tx: Transaction, job: Job, schedule: Schedule, timer: Timer | None,
+             now: datetime) -> str | None:
+        key = job.timing_key or ""
+        if timer is not None and timer.timing_key == key:
+            return None  # an unchanged timer is left alone, across restarts too
+        due_of = self._due_of(job, schedule)
+        if timer is None:
+            arming = arm_new(schedule, now, due_of)
+        else:
+            arming = arm_edited(schedule, timer.last_name, now, _catch_up(job), due_of)
+        if arming is None:
+            return None
+        last_name = None if timer is None else timer.last_name
+        tx.put_timer(Timer(job.name, key, arming.slot.instant, arming.slot.name, arming.due,
+                           last_name))
+        verb = "timer armed" if timer is None else "timing changed, timer re-armed"
+        return f"{verb} for {format_utc(arming.due)}"
+
+    def _due_of(self, job: Job, schedule: Schedule) -> Callable[[Slot], datetime]:
+        if not job.jitter or not isinstance(schedule, CalendarSchedule):
+            return lambda slot: slot.instant
+        return lambda slot: next_jittered(schedule, job.name, slot, job.jitter)
+
+    # -- the tick ----------------------------------------------------------------------------
+
+    def tick(self, now: datetime) -> datetime | None:
+        """Do everything due at ``now``; the next instant something is due (None: nothing)."""
+        outbox = _Outbox()
+        self._collect_ended(now, outbox)
+        if self.dispatch:
+            self._fire_timers(now)
+        self._chain(now)
+        self._route(now, outbox)
+        if self.dispatch:
+            self._retry_due(now, outbox)
+            self._enforce_deadlines(now, outbox)
+        self._carry_out(outbox, now)
+        return self._next_due()
+
+    def start(self, now: datetime) -> None:
+        """After (re)start: adopt or settle attempts left by the previous daemon, then start
+        the runs that held work (a dry run, an outage) is owed."""
+        outbox = _Outbox()
+        with self.store.transaction() as tx:
+            for run in tx.active_runs():
+                if run.state != "running":
+                    continue
+                found = self.runner.recover(run)
+                if found == "not_started":
+                    outbox.launches.append(_Launch(run, run.attempts))
+                elif found != "running":
+                    self._attempt_ended(tx, run, run.attempts, found, now, outbox)
+            if self.dispatch:
+                for name in self.config.jobs:
+                    self._start_waiting(tx, name, now, outbox)
+        self._carry_out(outbox, now)
+
+    # -- timers ------------------------------------------------------------------------------
+
+    def _fire_timers(self, now: datetime) -> None:
+        while True:
+            with self.store.transaction() as tx:
+                due = tx.due_timers(now, BATCH)
+                for timer in due:
+                    self._fire(tx, timer, now)
+            if len(due) < BATCH:
+                return
+
+    def _fire(self, tx: Transaction, timer: Timer, now: datetime) -> None:
+        job = self.config.jobs.get(timer.job)
+        schedule = self._schedules.get(timer.job)
+        if job is None or schedule is None:
+            tx.delete_timer(timer.job)
+            return
+        firing = self._decide(job, schedule, timer, now)
+        if firing.next_slot is None or firing.next_due is None:
+            tx.delete_timer(timer.job)
+        else:
+            moved = replace(timer, slot=firing.next_slot.instant, slot_name=firing.next_slot.name,
+                            due_at=firing.next_due, last_name=firing.last_name)
+            if not tx.advance_timer(moved, timer.version):
+                return  # another firing from the same read already committed
+        for published in firing.publish:
+            self._publish(tx, job, schedule, published.slot, published.late, now)
+        for missed in firing.missed:
+            tx.record_slot(SlotRecord(job.name, missed.slot.instant, missed.slot.name, "missed",
+                                      missed.reason, now))
+        if firing.missed_count is not None:
+            count = firing.missed_count
+            tx.record_slot(SlotRecord(job.name, count.first, "", "missed",
+                                      "missed during a long outage (counted, not listed)", now,
+                                      count=count.count, until_slot=count.last))
+
+    def _decide(self, job: Job, schedule: Schedule, timer: Timer, now: datetime) -> Firing:
+        if isinstance(schedule, IntervalSchedule):
+            return decide_interval_firing(schedule, timer.slot, now)
+        armed = Slot(timer.slot, timer.slot_name)
+        return decide_firing(schedule, armed, timer.last_name, now, _catch_up(job),
+                             self._due_of(job, schedule))
+
+    def _publish(self, tx: Transaction, job: Job, schedule: Schedule, slot: Slot, late: bool,
+                 now: datetime) -> None:
+        label = schedule.label(slot) + (" (late)" if late else "")
+        seq = tx.insert_event(NewEvent(slot.delivery_id(job.name), job.name, TriggerKind.TIMER,
+                                       label, now, slot=slot.instant, late=late))
+        tx.record_slot(SlotRecord(job.name, slot.instant, slot.name, "ran", "", now,
+                                  event_seq=seq))
+        self.log(f"trigger {job.name}: {label}")
+
+    # -- chaining (on.after) -----------------------------------------------------------------
+
+    def _chain(self, now: datetime) -> None:
+        with self.store.transaction() as tx:
+            for ended in tx.unchained_run_ends(BATCH):
+                for job in self.config.jobs.values():
+                    after = job.on.after if job.on is not None else None
+                    if after is None or after.job != ended.job:
+                        continue
+                    if Outcome(ended.outcome) in after.outcomes:
+                        label = f"after {ended.job} {ended.outcome}"
+                        tx.insert_event(NewEvent(f"after/{job.name}/{ended.run_id}", job.name,
+                                                 TriggerKind.AFTER, label, now))
+                        self.log(f"trigger {job.name}: {label}")
+                tx.mark_chained(ended.seq)
+
+    # -- routing -----------------------------------------------------------------------------
+
+    def _route(self, now: datetime, outbox: _Outbox) -> None:
+        while True:
+            with self.store.transaction() as tx:
+                events = tx.new_events(BATCH)
+                for event in events:
+                    self._route_one(tx, event, now, outbox)
+            if len(events) < BATCH:
+                return
+
+    def _route_one(self, tx: Transaction, event: Event, now: datetime, outbox: _Outbox) -> None:
+        job = self.config.jobs.get(event.job)
+        if job is None:
+            tx.set_event_state([event.seq], "unmatched", None)
+            outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
+            return
+        state, runs = self._job_state(tx, job)
+        kind = TriggerKind(event.kind)
+        arrival = on_arrival(state, _trigger(event), _policy(job).of(kind),
+                             job.overlap.max_parallel)
+        decision = arrival.decision
+        if decision is Decision.START and not self.dispatch:
+            decision = Decision.WAIT  # a dry run holds work until a normal start
+        if decision is Decision.START:
+            assert arrival.batch is not None
+            self._start_run(tx, job, arrival.batch, {event.seq: event}, now, outbox)
+        elif decision is Decision.WAIT:
+            tx.set_event_state([event.seq], "waiting", None)
+        elif decision is Decision.JOIN:
+            sleeping = next(run for run in runs if run.state == "backoff")
+            tx.set_event_state([event.seq], "consumed", sleeping.id)
+        elif decision is Decision.SKIP:
+            self._skip(tx, job, event, arrival.reason or "", now, outbox)
+        else:  # REPLACE
+            tx.set_event_state([event.seq], "waiting", None)
+            for run in runs:
+                tx.update_run(run.id, cancel_reason="cancelled")
+                outbox.stops.append((run, "cancelled"))
+
+    def _job_state(self, tx: Transaction, job: Job) -> tuple[JobState, list[Run]]:
+        runs = tx.active_runs(job.name)
+        waiting = tuple(_trigger(event) for event in tx.waiting_events(job.name))
+        in_backoff = any(run.state == "backoff" for run in runs)
+        return JobState(running=len(runs), waiting=waiting, in_backoff=in_backoff), runs
+
+    def _skip(self, tx: Transaction, job: Job, event: Event, reason: str, now: datetime,
+              outbox: _Outbox) -> None:
+        run = Run(id=_run_id(), job=job.name, kind=event.kind, label=event.label, state="ended",
+                  created_at=now, trigger_seq=event.seq, exclusive=False,
+                  outcome=Outcome.SKIPPED, reason=reason, finished_at=now, late=event.late,
+                  inputs=_inputs_of(event), operator=event.operator)
+        tx.insert_run(run)
+        tx.set_event_state([event.seq], "consumed", run.id)
+        outbox.lines.append(f"run {job.name} {run.id}: skipped ({reason}) [{event.label}]")
+
+    def _start_waiting(self, tx: Transaction, name: str, now: datetime, outbox: _Outbox) -> None:
+        job = self.config.jobs[name]
+        state, _ = self._job_state(tx, job)
+        if not state.waiting:
+            return
+        events = {event.seq: event for event in tx.waiting_events(name)}
+        for batch in on_run_end(state, _policy(job), job.overlap.max_parallel):
+            self._start_run(tx, job, batch, events, now, outbox)
+
+    def _start_run(self, tx: Transaction, job: Job, batch: Batch, events: dict[int, Event],
+                   now: datetime, outbox: _Outbox) -> None:
+        chosen = events[batch.trigger.seq]
+        exclusive = _policy(job).of(TriggerKind(chosen.kind)) in NEEDS_IDLE or (
+            chosen.kind == TriggerKind.MANUAL
+        )
+        run = Run(id=_run_id(), job=job.name, kind=chosen.kind, label=chosen.label,
+                  state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
+                  started_at=now, attempts=1, inputs=_inputs_of(chosen),
+                  operator=chosen.operator, late=chosen.late,
+                  deadline_at=now + timedelta(seconds=job.timeout))
+        tx.insert_run(run)
+        tx.set_event_state([t.seq for t in batch.triggers], "consumed", run.id)
+        outbox.launches.append(_Launch(run, 1))
+        consumed = len(batch.triggers)
+        extra = f", consuming {consumed} triggers" if consumed > 1 else ""
+        outbox.lines.append(f"run {job.name} {run.id}: started [{chosen.label}]{extra}")
+
+    # -- attempts ----------------------------------------------------------------------------
+
+    def _collect_ended(self, now: datetime, outbox: _Outbox) -> None:
+        ended = self.runner.ended()
+        if not ended:
+            return
+        with self.store.transaction() as tx:
+            for run_id, attempt, report in ended:
+                run = tx.get_run(run_id)
+                if run is None or run.state != "running" or run.attempts != attempt:
+                    continue  # already settled (a replayed report)
+                self._attempt_ended(tx, run, attempt, report, now, outbox)
+
+    def _attempt_ended(self, tx: Transaction, run: Run, attempt: int, report: AttemptReport,
+                       now: datetime, outbox: _Outbox) -> None:
+        job = self.config.jobs.get(run.job)
+        if report.stopped_for is None and run.cancel_reason is not None:
+            report = replace(report, stopped_for=run.cancel_reason)
+        retry = (job.retry if job is not None else None) or NO_RETRY
+        deadline = run.deadline_at or now
+        verdict = judge_attempt(report, attempt, retry, now, deadline)
+        if verdict.retry_at is not None and job is not None:
+            tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
+                          exit_status=report.exit_status, reason=verdict.reason, pid=None)
+            state, _ = self._job_state(tx, job)
+            joined = on_backoff(state, _policy(job))
+            tx.set_event_state([t.seq for t in joined], "consumed", run.id)
+            outbox.lines.append(f"run {run.job} {run.id}: attempt {attempt} failed "
+                                f"({verdict.reason}); retry at {format_utc(verdict.retry_at)}")
+            return
+        outcome = verdict.outcome or Outcome.FAILURE
+        self._end_run(tx, run, outcome, verdict.reason, report.exit_status, now, outbox)
+
+    def _end_run(self, tx: Transaction, run: Run, outcome: Outcome, reason: str,
+                 exit_status: int | None, now: datetime, outbox: _Outbox) -> None:
+        tx.update_run(run.id, state="ended", outcome=outcome, reason=reason,
+                      exit_status=exit_status, finished_at=now, next_attempt_at=None)
+        tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
+        took = (now - (run.started_at or now)).total_seconds()
+        outbox.lines.append(f"run {run.job} {run.id}: {outcome} after {took:.1f}s"
+                            + (f" ({reason})" if reason else ""))
+        job = self.config.jobs.get(run.job)
+        if job is None:
+            return
+        outbox.prunes.extend(tx.runs_to_prune(job.name, self.config.settings.kept_runs))
+        if self.dispatch:
+            self._start_waiting(tx, job.name, now, outbox)
+
+    def _retry_due(self, now: datetime, outbox: _Outbox) -> None:
+        with self.store.transaction() as tx:
+            for run in tx.active_runs():
+                if run.state != "backoff" or run.next_attempt_at is None:
+                    continue
+                if deadline_passed(now, run.deadline_at):
+                    self._end_run(tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
+                                  run.exit_status, now, outbox)
+                elif run.next_attempt_at <= now:
+                    attempt = run.attempts + 1
+                    tx.update_run(run.id, state="running", attempts=attempt,
+                                  next_attempt_at=None)
+                    outbox.launches.append(_Launch(replace(run, attempts=attempt), attempt))
+
+    def _enforce_deadlines(self, now: datetime, outbox: _Outbox) -> None:
+        with self.store.transaction() as tx:
+            for run in tx.active_runs():
+                if run.state == "running" and run.cancel_reason is None and deadline_passed(
+                    now, run.deadline_at
+                ):
+                    tx.update_run(run.id, cancel_reason="timeout")
+                    outbox.stops.append((run, "timeout"))
+
+    # -- carrying decisions out --------------------------------------------------------------
+
+    def _carry_out(self, outbox: _Outbox, now: datetime) -> None:
+        for line in outbox.lines:
+            self.log(line)
+        for run, why in outbox.stops:
+            self.runner.stop(run, why)
+        for run in outbox.prunes:
+            self.runner.prune(run)
+        if outbox.prunes:
+            with self.store.transaction() as tx:
+                for run in outbox.prunes:
+                    tx.update_run(run.id, files_pruned=True)
+        if not outbox.launches:
+            return
+        with self.store.transaction() as tx:
+            triggers = [_trigger_event(tx.events_of_run(launch.run.id), launch.run)
+                        for launch in outbox.launches]
+        launched: list[tuple[str, int, int]] = []
+        for launch, trigger in zip(outbox.launches, triggers, strict=True):
+            job = self.config.jobs.get(launch.run.job)
+            if job is None:
+                continue  # removed while its run was being started; the attempt never began
+            pid, started = self.runner.launch(launch.run, job, trigger, launch.attempt)
+            launched.append((launch.run.id, pid, started))
+        if launched:
+            with self.store.transaction() as tx:
+                for run_id, pid, started in launched:
+                    tx.update_run(run_id, pid=pid, pid_start=started)
+
+    def _next_due(self) -> datetime | None:
+        with self.store.transaction() as tx:
+            candidates = [t.due_at for t in tx.timers()] if self.dispatch else []
+            for run in tx.active_runs():
+                if run.next_attempt_at is not None:
+                    candidates.append(run.next_attempt_at)
+                if run.deadline_at is not None and run.cancel_reason is None:
+                    candidates.append(run.deadline_at)
+        return min(candidates, default=None)
+
+
+def _catch_up(job: Job) -> CatchUpPolicy:
+    return CatchUpPolicy(job.catch_up.window, job.catch_up.mode, job.catch_up.max_runs)
+
+
+def _policy(job: Job) -> OverlapPolicy:
+    kinds = {kind.value: policy for kind, policy in job.overlap.by_kind.items()}
+    return OverlapPolicy(default=job.overlap.default, **kinds)
+
+
+def _trigger(event: Event) -> Trigger:
+    return Trigger(event.delivery_id, TriggerKind(event.kind), event.seq)
+
+
+def _trigger_event(events: Sequence[Event], run: Run) -> Event:
+    for event in events:
+        if event.seq == run.trigger_seq:
+            return event
+    raise LookupError(f"run {run.id} has no trigger event {run.trigger_seq}")
+
+
+def _inputs_of(event: Event) -> str:
+    payload = json.loads(event.payload or "{}")
+    return json.dumps(payload.get("inputs", {}), sort_keys=True)
+
+
+def _run_id() -> str:
+    return uuid.uuid4().hex[:16]

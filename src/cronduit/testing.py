@@ -1,0 +1,96 @@
+"""Fakes for tests, cronduit's own and its users': a clock you move and a runner you drive.
+
+With :class:`FakeClock` and :class:`FakeRunner`, the real engine and a real store run days of
+schedules in milliseconds: the test decides when time passes and how each attempt ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from cronduit.core.config.model import Job
+from cronduit.core.lifecycle import AttemptReport
+from cronduit.ports import Event, Run
+
+
+class FakeClock:
+    """A clock that only moves when told to."""
+
+    def __init__(self, start: datetime) -> None:
+        if start.tzinfo is None:
+            raise ValueError("start must be timezone-aware")
+        self._now = start.astimezone(UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, by: timedelta) -> datetime:
+        self._now += by
+        return self._now
+
+    def set(self, instant: datetime) -> datetime:
+        """Jump to ``instant``: forwards (an outage, a resumed VM) or backwards (an NTP step)."""
+        self._now = instant.astimezone(UTC)
+        return self._now
+
+
+@dataclass
+class Launched:
+    """One attempt the fake runner was asked to start."""
+
+    run: Run
+    job: Job
+    trigger: Event
+    attempt: int
+    pid: int
+
+
+@dataclass
+class FakeRunner:
+    """A runner whose attempts end when the test says, with the exit status it says."""
+
+    launched: list[Launched] = field(default_factory=list)
+    stopped: list[tuple[str, str]] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    recovered: dict[str, AttemptReport | Literal["running", "not_started"]] = field(
+        default_factory=dict)
+    _ended: list[tuple[str, int, AttemptReport]] = field(default_factory=list)
+    _live: dict[str, int] = field(default_factory=dict)
+
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
+        pid = 1000 + len(self.launched)
+        self.launched.append(Launched(run, job, trigger, attempt, pid))
+        self._live[run.id] = attempt
+        return pid, pid * 7
+
+    def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
+        found = self.recovered.get(run.id, "running")
+        if isinstance(found, str):  # "running" or "not_started": the attempt is live again
+            self._live[run.id] = run.attempts
+        return found
+
+    def ended(self) -> list[tuple[str, int, AttemptReport]]:
+        ended, self._ended = self._ended, []
+        return ended
+
+    def stop(self, run: Run, why: str) -> None:
+        self.stopped.append((run.id, why))
+        if run.id in self._live:
+            attempt = self._live.pop(run.id)
+            self._ended.append((run.id, attempt, AttemptReport(None, stopped_for=why)))
+
+    def prune(self, run: Run) -> None:
+        self.pruned.append(run.id)
+
+    # -- driving it from a test ---------------------------------------------------------------
+
+    def finish(self, run_id: str, exit_status: int, retry_after: int | None = None) -> None:
+        """End the live attempt of ``run_id`` with ``exit_status``."""
+        attempt = self._live.pop(run_id)
+        self._ended.append((run_id, attempt, AttemptReport(exit_status, retry_after=retry_after)))
+
+    def running(self) -> list[str]:
+        """Ids of runs with a live attempt, in launch order."""
+        return list(self._live)

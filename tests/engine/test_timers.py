@@ -1,0 +1,144 @@
+"""Timed jobs through the real engine and store, on simulated time.
+
+London changes clocks on 2026-03-29 (01:00 GMT -> 02:00 BST) and 2026-10-25 (02:00 BST ->
+01:00 GMT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from cronduit.core.config import load_config
+from cronduit.core.timespec import format_utc
+from tests.engine.conftest import Rig
+
+MakeRig = Callable[..., Rig]
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+DAILY = """
+jobs:
+  report:
+    run: ./report.sh
+    cron: "30 1 * * *"
+    time_zone: Europe/London
+"""
+
+
+def test_a_timer_fires_at_its_slot_and_the_run_is_recorded(make_rig: MakeRig) -> None:
+    """One slot, one run launched with the slot's label, one success in the history."""
+    rig = make_rig(DAILY, utc("2026-06-01T00:00"))
+    assert utc("2026-06-01T00:30") == rig.tick()
+    rig.at(utc("2026-06-01T00:30"))
+    [launched] = rig.runner.launched
+    assert "cron 2026-06-01 01:30 Europe/London" == launched.trigger.label
+    rig.runner.finish(launched.run.id, 0)
+    rig.tick()
+    [run] = rig.history("report")
+    assert ("success", 1, "timer") == (run.outcome, run.attempts, run.kind)
+
+
+def test_both_dst_nights_run_the_daily_job_once_a_day(make_rig: MakeRig) -> None:
+    """A month across each London DST night: one run per day, at the rule's instants."""
+    for start, night, expected in (
+        ("2026-03-25T00:00", "2026-03-29", "2026-03-29T01:00:00Z"),
+        ("2026-10-21T00:00", "2026-10-25", "2026-10-25T00:30:00Z"),
+    ):
+        rig = make_rig(DAILY, utc(start))
+        rig.run_until(utc(start) + timedelta(days=10))
+        slots = [launched.trigger.slot for launched in rig.runner.launched]
+        days = [s.date() for s in slots if s is not None]
+        assert len(days) == len(set(days)) == 10
+        on_night = [format_utc(s) for s in slots if s is not None and s.date().isoformat() == night]
+        assert [expected] == on_night
+
+
+def test_an_outage_runs_only_the_latest_slot_and_records_the_missed(make_rig: MakeRig) -> None:
+    """Down across five hourly slots: one late run of the newest; the others in the ledger."""
+    rig = make_rig("jobs:\n  tick:\n    run: x\n    cron: '0 * * * *'\n    catch_up: 3h\n",
+                   utc("2026-06-01T00:30"))
+    rig.at(utc("2026-06-01T05:20"))
+    [launched] = rig.runner.launched
+    assert utc("2026-06-01T05:00") == launched.trigger.slot
+    assert launched.trigger.late
+    assert launched.trigger.label.endswith("(late)")
+    with rig.store.transaction() as tx:
+        ledger = tx.slots("tick", None, None)
+    assert [("ran" if s.slot.hour == 5 else "missed") for s in ledger] == [s.fate for s in ledger]
+    assert [1, 2, 3, 4, 5] == [s.slot.hour for s in ledger]
+
+
+def test_a_crash_between_firing_and_routing_loses_nothing(make_rig: MakeRig) -> None:
+    """The firing commits; the daemon dies before routing; the restart runs the slot once."""
+    rig = make_rig(DAILY, utc("2026-06-01T00:00"))
+    rig.clock.set(utc("2026-06-01T00:30"))
+    rig.engine._fire_timers(rig.clock.now())  # the firing transaction, then the "crash"
+    assert [] == rig.runner.launched
+    rig.restart()
+    rig.tick()
+    rig.tick()
+    assert 1 == len(rig.runner.launched)
+    assert utc("2026-06-01T00:30") == rig.runner.launched[0].trigger.slot
+
+
+def test_a_backward_clock_jump_runs_nothing_twice(make_rig: MakeRig) -> None:
+    """After a slot ran, the clock steps back an hour: the slot does not run again."""
+    rig = make_rig(DAILY, utc("2026-06-01T00:00"))
+    rig.run_until(utc("2026-06-01T00:31"))
+    rig.at(utc("2026-06-01T00:00"))
+    rig.run_until(utc("2026-06-01T00:31"))
+    assert 1 == len(rig.runner.launched)
+
+
+INTERVAL = "jobs:\n  poll:\n    run: ./poll\n    every: 10m\n"
+
+
+def test_a_new_interval_job_runs_at_once_and_a_restart_does_not_rerun_it(
+    make_rig: MakeRig,
+) -> None:
+    """every: runs at once; a restart five minutes later runs nothing until it is due."""
+    rig = make_rig(INTERVAL, utc("2026-06-01T00:00"))
+    rig.tick()
+    assert 1 == len(rig.runner.launched)
+    rig.runner.finish(rig.runner.launched[0].run.id, 0)
+    rig.advance(timedelta(minutes=5))
+    rig.restart()
+    rig.tick()
+    assert 1 == len(rig.runner.launched)
+    assert utc("2026-06-01T00:10") == rig.at(utc("2026-06-01T00:09"))
+
+
+def test_config_edits_follow_the_edit_rules(make_rig: MakeRig) -> None:
+    """New timed job waits; edited timing runs its latest slot in the window; removed loses it."""
+    rig = make_rig("jobs:\n  a:\n    run: x\n    cron: '0 * * * *'\n", utc("2026-06-01T10:20"))
+    rig.tick()
+    assert [] == rig.runner.launched  # a new timed job waits for its next slot
+    edited = "jobs:\n  a:\n    run: x\n    cron: '15 * * * *'\n"
+    changes = rig.engine.apply(load_config(edited, "t.yaml"), rig.clock.now())
+    assert ["a: timing changed, timer re-armed for 2026-06-01T10:15:00Z"] == changes
+    rig.tick()
+    assert [utc("2026-06-01T10:15")] == [x.trigger.slot for x in rig.runner.launched]
+
+
+def test_removing_a_job_lets_its_run_finish_and_later_triggers_are_unmatched(
+    make_rig: MakeRig,
+) -> None:
+    """A removed job's running run carries on; a trigger for it afterwards is unmatched."""
+    rig = make_rig(INTERVAL, utc("2026-06-01T00:00"))
+    rig.tick()
+    run_id = rig.runner.launched[0].run.id
+    rig.restart("jobs:\n  other:\n    run: y\n")
+    rig.runner.finish(run_id, 0)
+    rig.tick()
+    assert ["success"] == [r.outcome for r in rig.history("poll")]
+    rig.accept("manual/1", "poll", "manual")
+    rig.tick()
+    with rig.store.transaction() as tx:
+        event = tx.event_by_delivery("manual/1")
+        assert tx.timers() == []
+    assert event is not None
+    assert "unmatched" == event.state

@@ -1,0 +1,217 @@
+"""Routing and work: overlap policies, coalescing, retries, deadlines, chaining, retention."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from tests.engine.conftest import Rig
+
+MakeRig = Callable[..., Rig]
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+SECRETS = "settings:\n  webhook_secret: HOOK\n  github_secret: GH\n"
+
+
+def job(body: str) -> str:
+    return SECRETS + "jobs:\n  j:\n    run: ./j\n    webhook: true\n" + body
+
+
+def linked(rig: Rig, run_id: str) -> list[str]:
+    with rig.store.transaction() as tx:
+        return [e.delivery_id for e in tx.events_of_run(run_id)]
+
+
+def test_triggers_during_a_run_coalesce_into_one_run_reporting_the_newest_delivery(
+    make_rig: MakeRig,
+) -> None:
+    """queue: manual starts; a timer request and two webhooks wait; one run consumes all three."""
+    rig = make_rig(job(""), T0)
+    rig.accept("manual/1", "j", "manual")
+    rig.tick()
+    first = rig.runner.launched[0].run.id
+    rig.accept("slot/j/x", "j", "timer")
+    rig.accept("webhook/j/a", "j", "webhook")
+    rig.accept("webhook/j/b", "j", "webhook")
+    rig.tick()
+    assert 1 == len(rig.runner.launched)
+    rig.runner.finish(first, 0)
+    rig.tick()
+    second = rig.runner.launched[1]
+    assert "webhook/j/b" == second.trigger.delivery_id
+    assert ["slot/j/x", "webhook/j/a", "webhook/j/b"] == linked(rig, second.run.id)
+
+
+def test_without_deliveries_the_earliest_request_is_reported(make_rig: MakeRig) -> None:
+    """Two requests waiting (manual then timer): the run reports the earlier one."""
+    rig = make_rig(job(""), T0)
+    rig.accept("webhook/j/0", "j", "webhook")
+    rig.tick()
+    rig.accept("manual/1", "j", "manual")
+    rig.accept("slot/j/x", "j", "timer")
+    rig.tick()
+    rig.runner.finish(rig.runner.launched[0].run.id, 0)
+    rig.tick()
+    assert "manual/1" == rig.runner.launched[1].trigger.delivery_id
+
+
+def test_skip_records_a_skipped_run_with_its_reason(make_rig: MakeRig) -> None:
+    """overlap: skip — a trigger meeting a run becomes a skipped run; nothing waits."""
+    rig = make_rig(job("    overlap: skip\n"), T0)
+    rig.accept("webhook/j/1", "j", "webhook")
+    rig.tick()
+    rig.accept("webhook/j/2", "j", "webhook")
+    rig.tick()
+    runs = rig.history("j")
+    assert [None, "skipped"] == [r.outcome for r in runs]
+    assert "a run was already going (overlap: skip)" == runs[1].reason
+    rig.runner.finish(runs[0].id, 0)
+    rig.tick()
+    assert 1 == len(rig.runner.launched)
+
+
+def test_replace_cancels_the_running_run_then_runs_the_new_trigger(make_rig: MakeRig) -> None:
+    """overlap: replace — TERM the old run; once it ended, the new trigger runs."""
+    rig = make_rig(job("    overlap: replace\n"), T0)
+    rig.accept("webhook/j/1", "j", "webhook")
+    rig.tick()
+    old = rig.runner.launched[0].run.id
+    rig.accept("webhook/j/2", "j", "webhook")
+    rig.tick()
+    assert [(old, "cancelled")] == rig.runner.stopped
+    rig.tick()
+    assert ["cancelled", None] == [r.outcome for r in rig.history("j")]
+    assert "webhook/j/2" == rig.runner.launched[1].trigger.delivery_id
+
+
+def test_allow_runs_in_parallel_up_to_max_parallel(make_rig: MakeRig) -> None:
+    """overlap: allow with max_parallel 2 — two run at once, the third waits its turn."""
+    rig = make_rig(job("    overlap: {default: allow, max_parallel: 2}\n"), T0)
+    for n in range(3):
+        rig.accept(f"webhook/j/{n}", "j", "webhook")
+    rig.tick()
+    assert 2 == len(rig.runner.running())
+    rig.runner.finish(rig.runner.launched[0].run.id, 0)
+    rig.tick()
+    assert ["webhook/j/2"] == [x.trigger.delivery_id for x in rig.runner.launched[2:]]
+
+
+def test_a_dry_run_holds_triggers_and_a_normal_start_runs_them_coalesced(
+    make_rig: MakeRig,
+) -> None:
+    """serve --dry-run accepts and holds; the next normal start runs one coalesced run."""
+    rig = make_rig(job("    every: 1h\n"), T0, dispatch=False)
+    rig.accept("webhook/j/1", "j", "webhook")
+    rig.accept("manual/1", "j", "manual")
+    rig.advance(timedelta(hours=2))
+    assert [] == rig.runner.launched
+    with rig.store.transaction() as tx:
+        assert [] == tx.timers()
+    rig.restart()
+    rig.tick()
+    assert 1 == len(rig.runner.running())
+    first = rig.runner.launched[0]
+    assert {"webhook/j/1", "manual/1"} <= set(linked(rig, first.run.id))
+
+
+def test_a_retry_hint_waits_and_triggers_during_backoff_join_the_retry(
+    make_rig: MakeRig,
+) -> None:
+    """Exit 75 with a 10s hint: backoff; a webhook joins; attempt 2 runs and consumes it."""
+    rig = make_rig(job(""), T0)
+    rig.accept("manual/1", "j", "manual")
+    rig.tick()
+    run_id = rig.runner.launched[0].run.id
+    rig.runner.finish(run_id, 75, retry_after=10)
+    due = rig.tick()
+    assert T0 + timedelta(seconds=10) == due
+    rig.accept("webhook/j/late", "j", "webhook")
+    rig.tick()
+    rig.at(T0 + timedelta(seconds=10))
+    assert [(run_id, 2)] == [(x.run.id, x.attempt) for x in rig.runner.launched[1:]]
+    assert ["manual/1", "webhook/j/late"] == linked(rig, run_id)
+    rig.runner.finish(run_id, 0)
+    rig.tick()
+    [run] = rig.history("j")
+    assert ("success", 2) == (run.outcome, run.attempts)
+
+
+def test_a_failure_without_retry_ends_the_run_and_the_next_trigger_just_runs(
+    make_rig: MakeRig,
+) -> None:
+    """No retry: exit 1 is a failure; the next trigger starts a fresh run."""
+    rig = make_rig(job(""), T0)
+    rig.accept("manual/1", "j", "manual")
+    rig.tick()
+    rig.runner.finish(rig.runner.launched[0].run.id, 1)
+    rig.tick()
+    rig.accept("manual/2", "j", "manual")
+    rig.tick()
+    outcomes = [(r.outcome, r.reason) for r in rig.history("j")]
+    assert [("failure", "exit status 1"), (None, "")] == outcomes
+
+
+def test_retry_attempts_back_off_doubling(make_rig: MakeRig) -> None:
+    """retry: 3 attempts, 30s backoff — sleeps 30s then 60s, then the run fails."""
+    rig = make_rig(job("    retry: {attempts: 3, backoff: 30s}\n"), T0)
+    rig.accept("manual/1", "j", "manual")
+    rig.tick()
+    run_id = rig.runner.launched[0].run.id
+    rig.runner.finish(run_id, 1)
+    assert T0 + timedelta(seconds=30) == rig.tick()
+    rig.at(T0 + timedelta(seconds=30))
+    rig.runner.finish(run_id, 1)
+    assert T0 + timedelta(seconds=90) == rig.tick()
+    rig.at(T0 + timedelta(seconds=90))
+    rig.runner.finish(run_id, 1)
+    rig.tick()
+    [run] = rig.history("j")
+    assert ("failure", 3) == (run.outcome, run.attempts)
+
+
+def test_the_deadline_stops_the_run_as_timeout(make_rig: MakeRig) -> None:
+    """timeout: 1m — at the deadline the run is stopped and recorded as timeout."""
+    rig = make_rig(job("    timeout: 1m\n"), T0)
+    rig.accept("manual/1", "j", "manual")
+    assert T0 + timedelta(minutes=1) == rig.tick()
+    rig.at(T0 + timedelta(minutes=1))
+    rig.tick()
+    assert [(rig.runner.launched[0].run.id, "timeout")] == rig.runner.stopped
+    [run] = rig.history("j")
+    assert "timeout" == run.outcome
+    with rig.store.transaction() as tx:
+        assert ["timed_out"] == [e.event for e in tx.run_ends_after("j", 0)]
+
+
+def test_on_after_chains_a_job_to_another_jobs_outcome(make_rig: MakeRig) -> None:
+    """b runs after a succeeds, through an accepted 'after' event; not after a failure."""
+    text = ("jobs:\n  a:\n    run: ./a\n  b:\n    run: ./b\n"
+            "    on: {after: {job: a, outcomes: [success]}}\n")
+    rig = make_rig(text, T0)
+    rig.accept("manual/1", "a", "manual")
+    rig.tick()
+    rig.runner.finish(rig.runner.launched[0].run.id, 0)
+    rig.tick()
+    rig.tick()
+    assert ["a", "b"] == [x.run.job for x in rig.runner.launched]
+    assert "after a success" == rig.runner.launched[1].trigger.label
+    rig.accept("manual/2", "a", "manual")
+    rig.tick()
+    rig.runner.finish(rig.runner.launched[2].run.id, 1)
+    rig.tick()
+    rig.tick()
+    assert 3 == len(rig.runner.launched)
+
+
+def test_kept_runs_prunes_files_of_older_runs_only(make_rig: MakeRig) -> None:
+    """kept_runs: 2 — after five runs, the three oldest lose their files, all keep records."""
+    rig = make_rig("settings:\n  kept_runs: 2\njobs:\n  j:\n    run: ./j\n", T0)
+    for n in range(5):
+        rig.accept(f"manual/{n}", "j", "manual")
+        rig.tick()
+        rig.runner.finish(rig.runner.launched[-1].run.id, 0)
+        rig.tick()
+        rig.advance(timedelta(seconds=1))
+    runs = rig.history("j")
+    assert 5 == len(runs)
+    assert [r.id for r in runs[:3]] == rig.runner.pruned
+    assert [True, True, True, False, False] == [r.files_pruned for r in runs]
