@@ -9,7 +9,13 @@ from __future__ import annotations
 import click
 
 from cronduit import __version__
-from cronduit.cli import config_commands, cron_commands
+from cronduit.cli import (
+    config_commands,
+    cron_commands,
+    daemon_commands,
+    job_commands,
+    state_commands,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,7 +25,12 @@ def cli() -> None:
 
 
 cli.add_command(cron_commands.cron)
-for command in config_commands.COMMANDS:
+for command in (
+    *config_commands.COMMANDS,
+    *daemon_commands.COMMANDS,
+    *state_commands.COMMANDS,
+    *job_commands.COMMANDS,
+):
     cli.add_command(command)
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cronduit.core.config.model import Config
+from cronduit.paths import StatePaths
 from cronduit.ports import Store
 from cronduit.store.sqlite import SqliteStore
 
 
-def open_store(state: str, base: Path) -> Store:
-    """The store named by ``settings.state``; a relative directory is taken from ``base``."""
-    if state.startswith(("postgresql://", "postgres://")):
+def open_store(config: Config, config_path: Path) -> Store:
+    """The store named by ``settings.state``."""
+    if config.settings.uses_postgres:
         raise NotImplementedError("the PostgreSQL store arrives with scale-out (SPEC §10)")
-    directory = Path(state) if Path(state).is_absolute() else base / state
-    return SqliteStore(directory / "cronduit.db")
+    return SqliteStore(StatePaths.of(config, config_path).database)

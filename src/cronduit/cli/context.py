@@ -1,0 +1,99 @@
+"""What the state commands get from the world: the clock, a way to wait, the store, the daemon.
+
+Commands never read the time or sleep directly; they ask :func:`runtime`, which is the real
+thing unless a caller passed another :class:`Runtime` as click's context object. Tests do
+that (``CliRunner().invoke(cli, args, obj=Runtime(clock, sleep=...))``) so that following a
+log or waiting for a run end needs neither patches nor real time: their ``sleep`` moves
+their clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from cronduit.cli.options import fail, load_config_file
+from cronduit.clock import SystemClock
+from cronduit.core.config.model import Config, Job
+from cronduit.daemon_state import DaemonInfo
+from cronduit.paths import StatePaths
+from cronduit.ports import Clock, Store
+from cronduit.store import open_store
+
+POLL_SECONDS = 0.2
+"""How often following and waiting commands look at the store again."""
+
+
+def nudge_daemon(info: DaemonInfo) -> None:
+    """Ask a daemon on this host to look at its work now (SIGUSR1); best effort."""
+    if info.host != socket.gethostname():
+        return  # another host's daemon finds the event on its next tick
+    with contextlib.suppress(OSError):
+        os.kill(info.pid, signal.SIGUSR1)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The clock, the wait between looks at the store, and how to wake the daemon."""
+
+    clock: Clock = field(default_factory=SystemClock)
+    sleep: Callable[[float], None] = time.sleep
+    nudge: Callable[[DaemonInfo], None] = nudge_daemon
+
+
+def runtime() -> Runtime:
+    """The runtime the caller passed as the context object, else the real one."""
+    found = click.get_current_context().find_object(Runtime)
+    return found if found is not None else Runtime()
+
+
+@dataclass(frozen=True)
+class State:
+    """A command's view of one installation: its config, store and state directory."""
+
+    config: Config
+    config_path: Path
+    store: Store
+    paths: StatePaths
+
+
+@contextlib.contextmanager
+def open_state(config_path: Path) -> Iterator[State]:
+    """Read the config (exit 2 on errors) and open its store (exit 1 if that fails)."""
+    config = load_config_file(config_path)
+    paths = StatePaths.of(config, config_path)
+    try:
+        store = open_store(config, config_path)
+    except NotImplementedError as error:
+        fail(str(error), code=1)
+    except (OSError, sqlite3.Error) as error:
+        fail(f"cannot open the state store in {paths.root}: {error}", code=1)
+    try:
+        yield State(config, config_path, store, paths)
+    finally:
+        store.close()
+
+
+def known_job(state: State, name: str) -> Job | None:
+    """The configured job ``name``; ``None`` for a job removed from the config whose history
+    the store still holds (its record stays readable, with a note on stderr). Any other name
+    exits 2."""
+    job = state.config.jobs.get(name)
+    if job is not None:
+        return job
+    with state.store.transaction() as tx:
+        has_history = bool(tx.history(name, 1))
+    if not has_history:
+        fail(f"no job named {name!r} in {state.config_path}")
+    click.echo(f"cronduit: {name} is not in {state.config_path} (removed?); "
+               "showing what the state store recorded", err=True)
+    return None

@@ -1,0 +1,107 @@
+"""``cronduit serve`` and ``cronduit apply``: run the daemon, and reload its config."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from cronduit.cli.options import config_option, fail, load_config_file
+from cronduit.clock import SystemClock
+from cronduit.daemon import Daemon
+from cronduit.daemon_state import running_daemon
+from cronduit.paths import StatePaths
+from cronduit.runner import ProcessRunner
+from cronduit.secrets import load_secrets
+from cronduit.store import open_store
+
+APPLY_WAIT_SECONDS = 10.0
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _hold_daemon_lock(paths: StatePaths) -> int:
+    """One daemon per state directory: an exclusive lock held for the daemon's life."""
+    paths.root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(paths.root / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        fail(f"another cronduit daemon is serving {paths.root}", 3)
+    return fd
+
+
+@click.command()
+@config_option
+@click.option("--dry-run", is_flag=True,
+              help="Arm no timers and start no runs; accept triggers and hold them.")
+def serve(config_path: Path, dry_run: bool) -> None:
+    """Run the daemon: timers, triggers and runs, logged one line each to stderr."""
+    config = load_config_file(config_path)
+    paths = StatePaths.of(config, config_path)
+    lock = _hold_daemon_lock(paths)
+    store = open_store(config, config_path)
+    daemon: Daemon | None = None
+
+    def wake() -> None:
+        if daemon is not None:
+            daemon.wake()
+
+    runner = ProcessRunner(paths, config_path, lambda: load_secrets(config, config_path,
+                                                                    os.environ), wake)
+    daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
+                    log=_log)
+    try:
+        asyncio.run(_serve(daemon, runner))
+    finally:
+        store.close()
+        os.close(lock)
+
+
+async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
+    runner.attach(asyncio.get_running_loop())
+    await daemon.serve()
+
+
+@click.command()
+@config_option
+def apply(config_path: Path) -> None:
+    """Make the running daemon reload the config and print what changed."""
+    config = load_config_file(config_path)
+    store = open_store(config, config_path)
+    try:
+        info = running_daemon(store, datetime.now(UTC))
+        if info is None:
+            fail("no cronduit daemon is running for this state; the config is read when "
+                 "it starts", 1)
+        asked = datetime.now(UTC)
+        os.kill(info.pid, signal.SIGHUP)
+        deadline = time.monotonic() + APPLY_WAIT_SECONDS
+        while time.monotonic() < deadline:
+            with store.transaction() as tx:
+                raw = tx.get_meta("last_apply")
+            result = json.loads(raw) if raw else None
+            if result and datetime.fromisoformat(result["at"]) >= asked:
+                for line in result["lines"]:
+                    click.echo(line, err=not result["ok"])
+                if not result["ok"]:
+                    fail("apply refused: the running config stays", 2)
+                return
+            time.sleep(0.1)
+        fail("the daemon did not answer within 10s", 1)
+    finally:
+        store.close()
+
+
+COMMANDS: list[click.Command] = [serve, apply]

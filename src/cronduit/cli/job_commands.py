@@ -1,0 +1,383 @@
+"""``cronduit job history | logs | run | wait``: a job's runs, read from and asked of the store.
+
+Nothing here talks to the daemon except to wake it: a manual run is an event accepted in the
+store (the daemon starts it when it routes the event), and following a run is reading the
+store and the run's log file. So every command works while the daemon is down, and a manual
+run asked for then starts when it starts.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import uuid
+from pathlib import Path
+
+import click
+
+from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
+from cronduit.cli.options import config_option, fail
+from cronduit.cli.render import (
+    cell,
+    duration_s,
+    echo_json,
+    echo_table,
+    outcome_summary,
+    utc,
+)
+from cronduit.core.config.model import Job
+from cronduit.core.durations import DurationError, parse_duration
+from cronduit.core.enums import Outcome, TriggerKind
+from cronduit.core.inputs import InputError, resolve_inputs
+from cronduit.core.overlap import JobState, Trigger, manual_refusal
+from cronduit.daemon_state import running_daemon
+from cronduit.ports import Event, NewEvent, Run, RunEnd, Transaction
+
+INTERRUPTED = 130
+"""Exit status after Ctrl-C, as a shell reports a command killed by SIGINT."""
+TIMED_OUT = 124
+"""Exit status of ``job wait`` when ``--timeout`` passes first (as timeout(1) uses)."""
+PENDING_SCAN = 100_000
+"""Unrouted events read when looking for a pending manual run (the daemon routes in batches,
+so more than this many unrouted events means a daemon long down; the check stays bounded)."""
+WAIT_EVENTS = {"completed": 0, "failed": 1, "timed_out": 1, "cancelled": 1}
+
+
+@click.group("job")
+def job() -> None:
+    """A job's runs: history, logs, run one now, wait for one to end."""
+
+
+# -- history ------------------------------------------------------------------------------
+
+
+def run_record(tx: Transaction, run: Run) -> dict[str, object]:
+    """The run record of SPEC §5, exactly its keys."""
+    return {
+        "run": run.id,
+        "job": run.job,
+        "trigger": run.kind,
+        "label": run.label,
+        "triggers": [event.delivery_id for event in tx.events_of_run(run.id)],
+        "started_at": utc(run.started_at),
+        "finished_at": utc(run.finished_at),
+        "duration_s": duration_s(run),
+        "attempts": run.attempts,
+        "exit_status": run.exit_status,
+        "outcome": run.outcome,
+        "reason": run.reason,
+        "inputs": json.loads(run.inputs or "{}"),
+        "operator": run.operator,
+    }
+
+
+def _outcome_cell(run: Run) -> str:
+    if run.state == "running":
+        return f"running (attempt {run.attempts})"
+    if run.state == "backoff":
+        return f"retry at {cell(run.next_attempt_at)}"
+    return outcome_summary(run)
+
+
+@job.command("history")
+@click.argument("name")
+@click.option("-n", "limit", default=20, show_default=True, type=click.IntRange(1),
+              help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="One run record per line (SPEC §5).")
+@config_option
+def history(name: str, limit: int, as_json: bool, config_path: Path) -> None:
+    """NAME's runs, newest first. A job removed from the config shows what was recorded."""
+    with open_state(config_path) as state:
+        known_job(state, name)
+        with state.store.transaction() as tx:
+            runs = tx.history(name, limit)
+            records = [run_record(tx, run) for run in runs] if as_json else []
+    if as_json:
+        for record in records:
+            echo_json(record)
+        return
+    if not runs:
+        click.echo(f"no runs of {name} yet")
+        return
+    echo_table(["RUN", "TRIGGER", "STARTED", "OUTCOME", "OPERATOR"],
+               [[run.id, run.label, cell(run.started_at or run.finished_at), _outcome_cell(run),
+                 cell(run.operator)] for run in runs], wrap=["TRIGGER", "OUTCOME"])
+
+
+# -- logs ---------------------------------------------------------------------------------
+
+
+def _copy_new(path: Path, offset: int) -> int:
+    """Print the log's bytes from ``offset`` on, undecoded; the new offset."""
+    try:
+        with path.open("rb") as log:
+            log.seek(offset)
+            while chunk := log.read(64 * 1024):
+                click.echo(chunk, nl=False)  # bytes go to stdout's binary buffer as they are
+                offset += len(chunk)
+    except FileNotFoundError:
+        pass  # not created yet: the attempt has not started writing
+    return offset
+
+
+def stream_log(state: State, rt: Runtime, run: Run, follow: bool) -> Run:
+    """Print the run's log; with ``follow``, keep printing until the run ends. The run as
+    last read."""
+    path = state.paths.log(run.id)
+    offset = 0
+    while True:
+        with state.store.transaction() as tx:
+            run = tx.get_run(run.id) or run
+        # The state is read before the bytes, so an ended run's last words are printed.
+        offset = _copy_new(path, offset)
+        if not follow or run.state == "ended":
+            return run
+        rt.sleep(POLL_SECONDS)
+
+
+def _newest_with_log(tx: Transaction, name: str) -> Run | None:
+    """The newest run that is not skipped: a skipped run never had a process or a log."""
+    return next((run for run in tx.history(name, 1000) if run.outcome != Outcome.SKIPPED), None)
+
+
+@job.command("logs")
+@click.argument("name")
+@click.option("--run", "run_id", metavar="ID", help="This run instead of the newest.")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing until the run ends.")
+@config_option
+def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None:
+    """Print the log (stdout and stderr) of NAME's newest run, or of --run ID."""
+    rt = runtime()
+    with open_state(config_path) as state:
+        known_job(state, name)
+        with state.store.transaction() as tx:
+            run = tx.get_run(run_id) if run_id else _newest_with_log(tx, name)
+        if run is None or run.job != name:
+            fail(f"no run {run_id} of job {name}" if run_id else f"job {name} has no run yet",
+                 code=1)
+        if run.outcome == Outcome.SKIPPED:
+            fail(f"run {run.id} was skipped ({run.reason}): it never ran, so it has no log",
+                 code=1)
+        if run.files_pruned:
+            fail(f"the log of run {run.id} was deleted by retention (only the newest "
+                 f"{state.config.settings.kept_runs} runs keep their files: settings.kept_runs)",
+                 code=1)
+        if not follow and not state.paths.log(run.id).exists():
+            if run.state == "ended":
+                fail(f"run {run.id} left no log", code=1)
+            click.echo(f"cronduit: run {run.id} has written nothing yet", err=True)
+            return
+        try:
+            stream_log(state, rt, run, follow)
+        except KeyboardInterrupt:
+            click.echo(f"\ncronduit: stopped following; run {run.id} goes on", err=True)
+            raise SystemExit(INTERRUPTED) from None
+
+
+# -- run ----------------------------------------------------------------------------------
+
+
+def parse_inputs(pairs: tuple[str, ...]) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            fail(f"--input {pair!r}: give it as NAME=VALUE")
+        if key in given:
+            fail(f"--input {key} given twice")
+        given[key] = value
+    return given
+
+
+def default_operator() -> str | None:
+    """The operating-system user, when it can be told."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return None
+
+
+def _trigger(event: Event) -> Trigger:
+    return Trigger(event.delivery_id, TriggerKind(event.kind), event.seq)
+
+
+def job_state(tx: Transaction, name: str) -> JobState:
+    """The job as a manual run meets it: its runs going, and its work, where manual events
+    not routed yet (the daemon is down or has not looked) count as waiting."""
+    waiting = tx.waiting_events(name)
+    unrouted = [event for event in tx.new_events(PENDING_SCAN)
+                if event.job == name and event.kind == TriggerKind.MANUAL]
+    pending = sorted([*waiting, *unrouted], key=lambda event: event.seq)
+    return JobState(running=len(tx.active_runs(name)),
+                    waiting=tuple(_trigger(event) for event in pending))
+
+
+def accept_manual(state: State, job_: Job, inputs: dict[str, str], queue: bool,
+                  operator: str | None, rt: Runtime) -> str:
+    """Accept the manual run in one transaction, or exit 3 with the reason it is refused;
+    its delivery id."""
+    label = "manual" if operator is None else f"manual by {operator}"
+    delivery_id = f"manual/{job_.name}/{uuid.uuid4().hex}"
+    with state.store.transaction() as tx:
+        refusal = manual_refusal(job_state(tx, job_.name), queue)
+        if refusal is None:
+            tx.insert_event(NewEvent(delivery_id, job_.name, TriggerKind.MANUAL, label,
+                                     rt.clock.now(), payload=json.dumps({"inputs": inputs}),
+                                     operator=operator))
+    if refusal is not None:
+        fail(f"job {job_.name}: {refusal}", code=3)
+    return delivery_id
+
+
+def await_run(state: State, rt: Runtime, delivery_id: str) -> str | None:
+    """The id of the run that consumed the event, once the daemon routes it; None if the
+    daemon stops first."""
+    while True:
+        with state.store.transaction() as tx:
+            event = tx.event_by_delivery(delivery_id)
+        if event is None:
+            fail(f"the manual run {delivery_id} is no longer in the state store", code=1)
+        if event.state == "consumed" and event.run_id is not None:
+            return event.run_id
+        if event.state == "unmatched":
+            fail(f"the daemon has no job {event.job} in its config (run cronduit apply); "
+                 "the manual run was recorded as unmatched", code=1)
+        if running_daemon(state.store, rt.clock.now()) is None:
+            return None
+        rt.sleep(POLL_SECONDS)
+
+
+def follow_manual(state: State, rt: Runtime, name: str, delivery_id: str) -> int:
+    """Wait for the run, stream its log, print its outcome; the exit status."""
+    try:
+        run_id = await_run(state, rt, delivery_id)
+    except KeyboardInterrupt:
+        click.echo(f"\ncronduit: stopped waiting; the manual run stays accepted ({delivery_id})",
+                   err=True)
+        return INTERRUPTED
+    if run_id is None:
+        click.echo("cronduit: the daemon stopped; the manual run stays accepted and starts "
+                   "when it starts again", err=True)
+        return 0
+    with state.store.transaction() as tx:
+        run = tx.get_run(run_id)
+    if run is None:
+        fail(f"run {run_id} is not in the state store", code=1)
+    click.echo(f"cronduit: run {run.id} of {name} [{run.label}]", err=True)
+    try:
+        run = stream_log(state, rt, run, follow=True)
+    except KeyboardInterrupt:
+        click.echo(f"\ncronduit: stopped following; run {run_id} goes on "
+                   f"(cronduit job logs {name} --run {run_id} --follow)", err=True)
+        return INTERRUPTED
+    click.echo(f"cronduit: run {run.id}: {outcome_summary(run)}", err=True)
+    return 0 if run.outcome == Outcome.SUCCESS else 1
+
+
+@job.command("run")
+@click.argument("name")
+@click.option("--input", "input_pairs", multiple=True, metavar="NAME=VALUE",
+              help="An input value (repeatable); the others take their defaults.")
+@click.option("--queue", is_flag=True,
+              help="Wait behind a run going or a manual run pending instead of being refused.")
+@click.option("--detach", is_flag=True, help="Print the request's delivery id and return.")
+@click.option("--operator", help="Who asks (recorded on the run) [default: the OS user].")
+@config_option
+def run_now(name: str, input_pairs: tuple[str, ...], queue: bool, detach: bool,
+            operator: str | None, config_path: Path) -> None:
+    """Run NAME now, follow its log and exit with its outcome (0 success, 1 otherwise).
+
+    Refused (exit 3) while the job has a run going or a manual run pending, unless --queue.
+    Ctrl-C stops following, not the run.
+    """
+    rt = runtime()
+    with open_state(config_path) as state:
+        job_ = state.config.jobs.get(name)
+        if job_ is None:
+            fail(f"no job named {name!r} in {config_path}")
+        try:
+            inputs = resolve_inputs(job_.inputs, parse_inputs(input_pairs))
+        except InputError as error:
+            fail("; ".join(error.messages))
+        delivery_id = accept_manual(state, job_, inputs, queue,
+                                    operator or default_operator(), rt)
+        if not _started_now(state, rt, name, delivery_id, detach):
+            return
+        code = follow_manual(state, rt, name, delivery_id)
+    raise SystemExit(code)
+
+
+def _started_now(state: State, rt: Runtime, name: str, delivery_id: str, detach: bool) -> bool:
+    """Wake the daemon; whether the run is worth following now. When it is not (detached, no
+    daemon, a dry run), print the delivery id and say when the run will start."""
+    daemon = running_daemon(state.store, rt.clock.now())
+    if daemon is not None:
+        rt.nudge(daemon)
+    if daemon is not None and not daemon.dry_run and not detach:
+        return True
+    click.echo(delivery_id)
+    if daemon is None:
+        click.echo(f"cronduit: no daemon is running; the run of {name} was accepted and "
+                   "will start when the daemon starts (cronduit serve)", err=True)
+    elif daemon.dry_run:
+        click.echo(f"cronduit: the daemon runs in dry run; the run of {name} was accepted "
+                   "and will start after a normal start", err=True)
+    return False
+
+
+# -- wait ---------------------------------------------------------------------------------
+
+
+def describe_end(ended: RunEnd) -> str:
+    return f"{ended.job} run {ended.run_id}: {ended.event} ({ended.outcome}) at " \
+           f"{cell(ended.ended_at)}"
+
+
+def next_run_end(state: State, rt: Runtime, name: str, after: int,
+                 timeout: int | None) -> RunEnd | None:
+    """The job's first run end recorded after seq ``after``; None once ``timeout`` seconds
+    have passed on the runtime's clock."""
+    start = rt.clock.now()
+    while True:
+        with state.store.transaction() as tx:
+            ended = tx.run_ends_after(name, after)
+        if ended:
+            return ended[0]
+        if timeout is not None and (rt.clock.now() - start).total_seconds() >= timeout:
+            return None
+        rt.sleep(POLL_SECONDS)
+
+
+@job.command("wait")
+@click.argument("name")
+@click.option("--timeout", "timeout_text", metavar="DURATION",
+              help="Give up after this long (30s, 5m, 1h): exit 124.")
+@config_option
+def wait(name: str, timeout_text: str | None, config_path: Path) -> None:
+    """Wait for NAME's next run to end (after this command starts) and print how it ended.
+
+    Exit 0 if it completed, 1 if it failed, timed out or was cancelled, 124 on --timeout.
+    """
+    rt = runtime()
+    timeout = None
+    if timeout_text is not None:
+        try:
+            timeout = parse_duration(timeout_text)
+        except DurationError as error:
+            fail(f"--timeout {timeout_text!r}: {error}")
+    with open_state(config_path) as state:
+        known_job(state, name)
+        with state.store.transaction() as tx:
+            after = tx.last_run_end_seq()  # ends recorded before the call are not "next"
+        try:
+            ended = next_run_end(state, rt, name, after, timeout)
+        except KeyboardInterrupt:
+            click.echo("\ncronduit: stopped waiting", err=True)
+            raise SystemExit(INTERRUPTED) from None
+    if ended is None:
+        fail(f"no run of {name} ended within {timeout_text}", code=TIMED_OUT)
+    click.echo(describe_end(ended))
+    raise SystemExit(WAIT_EVENTS.get(ended.event, 1))
+
+
+COMMANDS: list[click.Command] = [job]

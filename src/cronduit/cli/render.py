@@ -1,0 +1,131 @@
+"""How the state commands print: one spelling of instants, durations, timings and run outcomes.
+
+On a terminal tables are drawn with rich; anywhere else (a pipe, a file, a test) they are
+plain columns separated by two spaces, so ``grep`` and ``awk`` work. ``--json`` output is one
+JSON object per line, with instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+
+import click
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from cronduit.core.config.model import Job
+from cronduit.core.durations import format_duration
+from cronduit.core.timespec import format_utc
+from cronduit.ports import Run
+
+NONE = "-"
+"""How an empty cell reads in a table."""
+
+
+def utc(instant: datetime | None) -> str | None:
+    """An instant as ``2026-03-29T01:00:00Z``; ``None`` stays ``None`` (JSON ``null``)."""
+    return None if instant is None else format_utc(instant)
+
+
+def cell(value: object) -> str:
+    """A table cell: ``-`` for nothing, instants in the one UTC spelling."""
+    if value is None or value == "":
+        return NONE
+    if isinstance(value, datetime):
+        return format_utc(value)
+    return str(value)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def duration_s(run: Run) -> float | None:
+    """Seconds from the run's start to its end (all attempts and backoffs); None if either
+    is missing (a run going, a skipped run that never started)."""
+    if run.started_at is None or run.finished_at is None:
+        return None
+    return round((run.finished_at - run.started_at).total_seconds(), 3)
+
+
+def timing_of(job: Job) -> str:
+    """What makes the job run, in config words: ``cron 0 9 * * 1-5 Europe/London, webhook``."""
+    parts = []
+    zone = "" if job.time_zone == "UTC" else f" {job.time_zone}"
+    if job.cron is not None:
+        parts.append(f"cron {job.cron}{zone}")
+    elif job.at is not None:
+        times = ",".join(f"{m // 60:02d}:{m % 60:02d}" for m in job.at)
+        parts.append(f"at {times}{zone}")
+    elif job.every is not None:
+        parts.append(f"every {format_duration(job.every)}")
+    if parts and job.jitter:
+        parts[0] += f" (jitter {format_duration(job.jitter)})"
+    if job.on is not None and job.on.events:
+        parts.append("on " + ",".join(job.on.events))
+    if job.on is not None and job.on.after is not None:
+        parts.append(f"after {job.on.after.job}")
+    if job.webhook:
+        parts.append("webhook")
+    return ", ".join(parts) or "manual"
+
+
+def outcome_summary(run: Run) -> str:
+    """``failure after 12.3s, 3 attempts (exit status 1): reason`` for an ended run."""
+    text = run.outcome or run.state
+    took = duration_s(run)
+    if took is not None:
+        text += f" after {took:.1f}s"
+    if run.attempts:
+        text += f", {plural(run.attempts, 'attempt')}"
+    if run.exit_status is not None and run.outcome != "success":
+        text += f" (exit status {run.exit_status})"
+    if run.reason:
+        text += f": {run.reason}"
+    return text
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def echo_json(value: object) -> None:
+    """One JSON document on one line."""
+    click.echo(json.dumps(value, ensure_ascii=False))
+
+
+def echo_line(text: str, style: str | None = None) -> None:
+    """A line of text, styled on a terminal, plain elsewhere."""
+    if is_terminal():
+        Console(highlight=False).print(Text(text, style=style or ""), soft_wrap=True)
+    else:
+        click.echo(text)
+
+
+def echo_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
+               wrap: Sequence[str] = ()) -> None:
+    """A table: drawn with rich on a terminal, aligned plain columns elsewhere. Only the
+    columns named in ``wrap`` may wrap on a narrow terminal; ids and instants never do."""
+    if is_terminal():
+        table = Table(box=box.SIMPLE_HEAD, header_style="bold")
+        for header in headers:
+            table.add_column(header, no_wrap=header not in wrap)
+        for row in rows:
+            table.add_row(*(Text(value) for value in row))
+        Console(highlight=False).print(table)
+        return
+    for line in plain_table(headers, rows):
+        click.echo(line)
+
+
+def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Columns padded to their widest cell, two spaces apart, no trailing blanks."""
+    lines = [list(headers), *(list(row) for row in rows)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
+    return ["  ".join(value.ljust(width) for value, width in zip(line, widths, strict=True))
+            .rstrip() for line in lines]

@@ -1,0 +1,143 @@
+"""The daemon loop: read now, let the engine act, sleep until something is due.
+
+Everything the loop does is in :class:`~cronduit.engine.Engine`; this module only owns time
+and signals. It sleeps at most :data:`MAX_SLEEP` at a time and re-reads the wall clock on
+every wake, so a clock that jumps (an NTP step, a resumed VM) never makes it oversleep a slot
+computed before the jump.
+
+Signals: SIGHUP reloads the config (an invalid file is refused and the running config stays);
+SIGUSR1 wakes the loop (the CLI sends it after accepting a manual run); SIGTERM and SIGINT
+stop firing and exit, leaving runs going in their own process groups for the next daemon to
+adopt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+from cronduit.core.config import ConfigErrors, load_config
+from cronduit.core.config.model import Config
+from cronduit.core.timespec import format_utc
+from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
+from cronduit.engine import Engine
+from cronduit.ports import Clock, Runner, Store
+
+MAX_SLEEP = 1.0
+"""Seconds between wall-clock checks, whatever is due."""
+
+
+def config_changes(old: Config, new: Config) -> list[str]:
+    """What an apply changes, job by job, for the operator."""
+    lines = [f"{name}: added" for name in new.jobs if name not in old.jobs]
+    lines += [f"{name}: removed" for name in old.jobs if name not in new.jobs]
+    lines += [
+        f"{name}: changed"
+        for name, job in new.jobs.items()
+        if name in old.jobs and old.jobs[name] != job
+    ]
+    if old.settings != new.settings:
+        lines.append("settings: changed (some take effect at the next restart)")
+    return lines
+
+
+class Daemon:
+    """One ``cronduit serve``."""
+
+    def __init__(self, config_path: Path, config: Config, store: Store, runner: Runner,
+                 clock: Clock, *, dry_run: bool, log: Callable[[str], None]) -> None:
+        self.config_path = config_path
+        self.store = store
+        self.clock = clock
+        self.dry_run = dry_run
+        self.log = log
+        self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log)
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._reload = False
+        self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
+                                started_at=clock.now().isoformat(), heartbeat_at="",
+                                dry_run=dry_run)
+
+    def _log(self, line: str) -> None:
+        self.log(f"{format_utc(self.clock.now())} {line}")
+
+    def wake(self) -> None:
+        """Ask the loop to look now (thread-safe through the loop's call_soon)."""
+        self._wake.set()
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum, handler in ((signal.SIGTERM, self._stop), (signal.SIGINT, self._stop),
+                                (signal.SIGHUP, self._ask_reload), (signal.SIGUSR1, self.wake)):
+            loop.add_signal_handler(signum, handler)
+        now = self.clock.now()
+        for change in self.engine.apply(self.engine.config, now):
+            self._log(change)
+        self.engine.start(now)
+        mode = " (dry run: no timers, no runs)" if self.dry_run else ""
+        self._log(f"serving {len(self.engine.config.jobs)} jobs from {self.config_path}{mode}")
+        last_beat: datetime | None = None
+        while not self._stopping:
+            if self._reload:
+                self._reload = False
+                self._apply()
+            now = self.clock.now()
+            if last_beat is None or now - last_beat >= HEARTBEAT_EVERY:
+                self._heartbeat(now)
+                last_beat = now
+            due = self.engine.tick(now)
+            await self._sleep_until(due)
+        self._heartbeat(self.clock.now(), stopped=True)
+        self._log("stopped; runs going carry on and are adopted by the next daemon")
+
+    async def _sleep_until(self, due: datetime | None) -> None:
+        seconds = MAX_SLEEP
+        if due is not None:
+            seconds = min(seconds, max(0.0, (due - self.clock.now()).total_seconds()))
+        self._wake.clear()
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        with contextlib.suppress(TimeoutError):  # the usual way out: nothing woke us early
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+
+    def _heartbeat(self, now: datetime, *, stopped: bool = False) -> None:
+        self._info = replace(self._info, heartbeat_at=now.isoformat(), stopped=stopped)
+        write_heartbeat(self.store, self._info)
+
+    def _stop(self) -> None:
+        self._stopping = True
+        self.wake()
+
+    def _ask_reload(self) -> None:
+        self._reload = True
+        self.wake()
+
+    def _apply(self) -> None:
+        """Reload the config file; an invalid one is refused and the running one stays."""
+        now = self.clock.now()
+        try:
+            new = load_config(self.config_path.read_text(), str(self.config_path))
+        except (ConfigErrors, OSError) as error:
+            self._record_apply(now, ok=False, lines=str(error).splitlines())
+            self._log("apply refused: the config has errors; the running config stays")
+            return
+        lines = config_changes(self.engine.config, new)
+        lines += self.engine.apply(new, now)
+        self._record_apply(now, ok=True, lines=lines or ["no changes"])
+        for line in lines or ["no changes"]:
+            self._log(f"apply: {line}")
+
+    def _record_apply(self, now: datetime, *, ok: bool, lines: list[str]) -> None:
+        with self.store.transaction() as tx:
+            tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
+                                                  "lines": lines}))

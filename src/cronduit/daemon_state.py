@@ -1,0 +1,66 @@
+"""What the CLI and the daemon tell each other through the store.
+
+The daemon writes a heartbeat (``meta['daemon']``) every few seconds; a command that needs a
+running daemon (manual runs that should start now, ``apply``) reads it to know whether one is
+up and which process to signal. ``apply`` results come back in ``meta['last_apply']``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+
+from cronduit.ports import Store
+
+HEARTBEAT_EVERY = timedelta(seconds=2)
+STALE_AFTER = timedelta(seconds=10)
+
+
+@dataclass(frozen=True)
+class DaemonInfo:
+    """The running daemon, as its last heartbeat described it."""
+
+    pid: int
+    host: str
+    started_at: str
+    heartbeat_at: str
+    dry_run: bool
+    stopped: bool = False
+
+    def alive(self, now: datetime) -> bool:
+        """Fresh heartbeat, not stopped, and (on this host) the process exists."""
+        if self.stopped:
+            return False
+        if now - datetime.fromisoformat(self.heartbeat_at) > STALE_AFTER:
+            return False
+        if self.host != socket.gethostname():
+            return True
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def write_heartbeat(store: Store, info: DaemonInfo) -> None:
+    with store.transaction() as tx:
+        tx.set_meta("daemon", json.dumps(asdict(info)))
+
+
+def read_daemon(store: Store) -> DaemonInfo | None:
+    with store.transaction() as tx:
+        raw = tx.get_meta("daemon")
+    if raw is None:
+        return None
+    return DaemonInfo(**json.loads(raw))
+
+
+def running_daemon(store: Store, now: datetime) -> DaemonInfo | None:
+    """The daemon serving this store, if one is up."""
+    info = read_daemon(store)
+    return info if info is not None and info.alive(now) else None

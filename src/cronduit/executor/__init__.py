@@ -1,0 +1,75 @@
+"""The process executor: spawn, adopt, time out and capture one attempt of a run.
+
+It returns facts (an exit status, a vanished wrapper, a retry hint, log bytes) and decides
+nothing: which outcome a run gets, whether it is retried, and when it is cut short are the
+daemon's decisions. ``docs/runs.md`` tells users how a run executes.
+
+Each attempt runs under a small ``/bin/sh`` wrapper (:mod:`.wrapper`) in its own session,
+which holds the attempt's lock for as long as it lives and records the job's exit status
+in the attempt directory (:mod:`.files`), so a run outlives a killed daemon and a restarted
+one can tell, without guessing, whether it is still running, how it ended, or whether it
+never started.
+
+Typical use by the daemon::
+
+    attempt = launch(spec)              # record attempt.pid and attempt.start_time
+    settled = await wait(attempt)       # Exited(status) or Vanished(pid), rarely NotStarted
+    hint = retry_after(spec.attempt_dir)
+
+and after a restart, for an attempt recorded as in progress::
+
+    match inspect(attempt_dir, expected_start_time=recorded_start_time):
+        case Running(attempt): settled = await wait(attempt)
+        case Exited(status): ...
+        case Vanished(): ...
+        case NotStarted(): attempt = launch(spec)
+"""
+
+from __future__ import annotations
+
+from cronduit.executor.adopt import inspect
+from cronduit.executor.exits import GRACE, terminate, terminate_async, wait
+from cronduit.executor.files import RETRY_AFTER_VARIABLE
+from cronduit.executor.logs import follow_log, read_log
+from cronduit.executor.rate import measure_spawn_rate
+from cronduit.executor.retry import parse_retry_after, retry_after
+from cronduit.executor.spawn import launch
+from cronduit.executor.states import (
+    EX_TEMPFAIL,
+    Attempt,
+    AttemptConflict,
+    AttemptState,
+    Exited,
+    LaunchSpec,
+    NotStarted,
+    Running,
+    Settled,
+    Termination,
+    Vanished,
+)
+
+__all__ = [
+    "EX_TEMPFAIL",
+    "GRACE",
+    "RETRY_AFTER_VARIABLE",
+    "Attempt",
+    "AttemptConflict",
+    "AttemptState",
+    "Exited",
+    "LaunchSpec",
+    "NotStarted",
+    "Running",
+    "Settled",
+    "Termination",
+    "Vanished",
+    "follow_log",
+    "inspect",
+    "launch",
+    "measure_spawn_rate",
+    "parse_retry_after",
+    "read_log",
+    "retry_after",
+    "terminate",
+    "terminate_async",
+    "wait",
+]

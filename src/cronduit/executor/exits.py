@@ -1,0 +1,167 @@
+"""Waiting for an attempt to end and ending it: pidfds, TERM, grace, KILL.
+
+A pidfd (Linux 5.3+) becomes readable when its process exits, whether or not that process
+is our child, so one mechanism serves an attempt we launched and one adopted after a
+restart. It is opened from the pid and then checked against the attempt's start time, so
+it can never point at a later process that reused the pid.
+
+Every launched attempt must be awaited with :func:`wait`, which also reaps it;
+:func:`terminate` only signals and watches. Both read the outcome from the attempt
+directory, so the answer is the same whether or not the daemon restarted in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from cronduit.executor.files import settled_state
+from cronduit.executor.procfs import identity
+from cronduit.executor.spawn import reap
+from cronduit.executor.states import Attempt, AttemptState, Running, Settled, Termination
+
+GRACE = 10.0
+"""Seconds between TERM and KILL unless the caller says otherwise."""
+KILL_WAIT = 5.0
+"""How long to wait, after KILL, for the kernel to take a process group down, in seconds."""
+
+
+class ExitWatch:
+    """A pidfd on an attempt's wrapper; no pidfd at all when the wrapper is already gone."""
+
+    def __init__(self, attempt: Attempt) -> None:
+        self._fd = _open_pidfd(attempt)
+
+    def close(self) -> None:
+        """Release the pidfd."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def exited(self, timeout: float = 0.0) -> bool:
+        """Whether the wrapper has exited, blocking up to ``timeout`` seconds for it."""
+        if self._fd is None:
+            return True
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        return bool(poller.poll(max(0, round(timeout * 1000))))
+
+    async def exited_async(self, timeout: float | None = None) -> bool:
+        """Whether the wrapper exits within ``timeout`` seconds, without blocking the loop."""
+        if self._fd is None:
+            return True
+        loop = asyncio.get_running_loop()
+        readable = loop.create_future()
+        loop.add_reader(self._fd, _settle, readable)
+        try:
+            done, _ = await asyncio.wait({readable}, timeout=timeout)
+        finally:
+            loop.remove_reader(self._fd)
+            readable.cancel()
+        return bool(done)
+
+
+@contextmanager
+def watching(attempt: Attempt) -> Iterator[ExitWatch]:
+    """An :class:`ExitWatch` on ``attempt``, closed on leaving the block."""
+    watch = ExitWatch(attempt)
+    try:
+        yield watch
+    finally:
+        watch.close()
+
+
+async def wait(attempt: Attempt) -> Settled:
+    """Wait for the attempt's wrapper to exit, reap it if it is ours, and say how it ended."""
+    with watching(attempt) as watch:
+        await watch.exited_async()
+    reap(attempt)
+    return settled_state(attempt.attempt_dir)
+
+
+def terminate(
+    attempt: Attempt, grace: float = GRACE, kill_wait: float = KILL_WAIT
+) -> Termination:
+    """TERM the attempt's process group, KILL it if still there after ``grace`` seconds.
+
+    Blocks until the wrapper is gone (or ``kill_wait`` after KILL). Whatever is left in the
+    group once the wrapper is gone is KILLed too: a deadline bounds the whole run, not just
+    the job's first process.
+    """
+    with watching(attempt) as watch:
+        _signal_group(attempt, signal.SIGTERM, watch)
+        killed = not watch.exited(grace)
+        if killed:
+            _signal_group(attempt, signal.SIGKILL, watch)
+            watch.exited(kill_wait)
+        return Termination(_after_signals(attempt, watch), killed)
+
+
+async def terminate_async(
+    attempt: Attempt, grace: float = GRACE, kill_wait: float = KILL_WAIT
+) -> Termination:
+    """:func:`terminate` for the event loop: the same signals, waits that do not block it."""
+    with watching(attempt) as watch:
+        _signal_group(attempt, signal.SIGTERM, watch)
+        killed = not await watch.exited_async(grace)
+        if killed:
+            _signal_group(attempt, signal.SIGKILL, watch)
+            await watch.exited_async(kill_wait)
+        return Termination(_after_signals(attempt, watch), killed)
+
+
+def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
+    """Sweep stragglers from the group of a gone wrapper and read how it ended."""
+    if not watch.exited():
+        return Running(attempt)
+    _sweep(attempt)
+    return settled_state(attempt.attempt_dir)
+
+
+def _sweep(attempt: Attempt) -> None:
+    """KILL what is left of the group of a wrapper that has exited.
+
+    Safe while the pid is the wrapper's zombie or no process's at all: Linux never hands
+    out a pid that still names a process group, so the group holds only the job's
+    leftovers. A live process with that pid and another start time means the group is
+    long empty and the pid reused: then nothing is sent.
+    """
+    found = identity(attempt.pid)
+    if found is None or found.start_time == attempt.start_time:
+        _signal_group(attempt, signal.SIGKILL)
+
+
+def _signal_group(attempt: Attempt, signum: int, watch: ExitWatch | None = None) -> None:
+    """Signal the attempt's process group; a group already empty is not an error.
+
+    Given a watch whose wrapper is gone, sends nothing: nothing is left to stop, and the
+    pid may since name another process.
+    """
+    if watch is not None and watch.exited():
+        return
+    with suppress(ProcessLookupError):
+        os.killpg(attempt.pid, signum)
+
+
+def _open_pidfd(attempt: Attempt) -> int | None:
+    """A pidfd on the attempt's wrapper, or None once that process no longer exists."""
+    try:
+        fd = os.pidfd_open(attempt.pid)
+    except ProcessLookupError:
+        return None
+    # Checked after opening: if the start time still matches, the pidfd is the wrapper's.
+    found = identity(attempt.pid)
+    if found is None or found.start_time != attempt.start_time:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    """Resolve ``future`` once, however often the loop reports the pidfd readable."""
+    if not future.done():
+        future.set_result(None)

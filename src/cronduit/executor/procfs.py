@@ -1,0 +1,33 @@
+"""Process identity from ``/proc``: a pid plus its start time names exactly one process."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Identity(NamedTuple):
+    """The fields of ``/proc/<pid>/stat`` that tell one process from a later one with its pid."""
+
+    session: int
+    """Field 6: a wrapper leads its own session, so this equals its pid."""
+    start_time: int
+    """Field 22: clock ticks after boot at which the process started."""
+
+
+def parse_stat(stat: bytes) -> Identity:
+    """Read an :class:`Identity` from the text of ``/proc/<pid>/stat``.
+
+    The command name (field 2) is in parentheses and may itself hold spaces and
+    parentheses, so fields are counted from the last ``)``: field 3 is the first after it.
+    """
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return Identity(session=int(fields[6 - 3]), start_time=int(fields[22 - 3]))
+
+
+def identity(pid: int) -> Identity | None:
+    """The identity of the process ``pid`` now (a zombie still has one), or None if none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb", buffering=0) as stat:
+            return parse_stat(stat.read())
+    except (FileNotFoundError, ProcessLookupError):
+        return None

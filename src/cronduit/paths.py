@@ -1,0 +1,51 @@
+"""Where cronduit keeps things on disk, in one place: every edge asks here.
+
+A relative ``settings.state`` is read from the config file's folder, like ``dir``, so the
+daemon and the CLI find the same store wherever they are started from.
+
+    <state>/cronduit.db                 the SQLite store
+    <state>/runs/<run>/log              stdout and stderr of every attempt
+    <state>/runs/<run>/output/          $CRONDUIT_OUTPUT_DIR, kept with the run
+    <state>/runs/<run>/trigger.json     $CRONDUIT_TRIGGER_FILE
+    <state>/runs/<run>/attempt-<n>/     the attempt's lock, pid and exit status files
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cronduit.core.config.model import Config
+
+
+@dataclass(frozen=True)
+class StatePaths:
+    """The layout of one state directory."""
+
+    root: Path
+
+    @staticmethod
+    def of(config: Config, config_path: Path) -> StatePaths:
+        state = Path(config.settings.state)
+        if not state.is_absolute():
+            state = config_path.resolve().parent / state
+        return StatePaths(state)
+
+    @property
+    def database(self) -> Path:
+        return self.root / "cronduit.db"
+
+    def run(self, run_id: str) -> Path:
+        return self.root / "runs" / run_id
+
+    def log(self, run_id: str) -> Path:
+        return self.run(run_id) / "log"
+
+    def output(self, run_id: str) -> Path:
+        return self.run(run_id) / "output"
+
+    def trigger_file(self, run_id: str) -> Path:
+        return self.run(run_id) / "trigger.json"
+
+    def attempt(self, run_id: str, attempt: int) -> Path:
+        return self.run(run_id) / f"attempt-{attempt}"

@@ -1,0 +1,189 @@
+"""The process runner: the engine's :class:`~cronduit.ports.Runner` on real processes.
+
+It builds each attempt's environment and files (SPEC §5), hands the launch to the executor,
+and watches the process on the event loop; when an attempt ends it queues the facts and wakes
+the daemon. It decides nothing about outcomes or retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from cronduit.core.config.model import Job
+from cronduit.core.inputs import InputError, resolve_inputs
+from cronduit.core.lifecycle import AttemptReport
+from cronduit.core.timespec import format_utc
+from cronduit.executor import (
+    GRACE,
+    Attempt,
+    Exited,
+    LaunchSpec,
+    NotStarted,
+    Running,
+    Settled,
+    Vanished,
+    inspect,
+    launch,
+    retry_after,
+    terminate_async,
+    wait,
+)
+from cronduit.paths import StatePaths
+from cronduit.ports import Event, Run
+
+PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
+"""Variables of the daemon's own environment a job inherits; the rest (where secrets may
+live) reaches a job only by name, through ``env`` and ``secrets``."""
+
+
+class ProcessRunner:
+    """Runs attempts under the executor's wrapper, one process group each."""
+
+    def __init__(self, paths: StatePaths, config_path: Path,
+                 secrets: Callable[[], Mapping[str, str]], wake: Callable[[], None],
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.paths = paths
+        self.config_dir = config_path.resolve().parent
+        self._secrets = secrets
+        self._wake = wake
+        self._environ = dict(os.environ if environ is None else environ)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._live: dict[str, tuple[int, Attempt]] = {}
+        self._stopped: dict[str, str] = {}
+        self._ended: list[tuple[str, int, AttemptReport]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Watch processes on ``loop`` (the daemon's)."""
+        self._loop = loop
+
+    # -- the Runner protocol ----------------------------------------------------------------
+
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
+        folder = self.paths.run(run.id)
+        output = self.paths.output(run.id)
+        output.mkdir(parents=True, exist_ok=True)
+        trigger_file = self.paths.trigger_file(run.id)
+        if not trigger_file.exists():
+            trigger_file.write_text(_trigger_document(trigger, run))
+        spec = LaunchSpec(
+            run_id=run.id,
+            attempt=attempt,
+            argv=tuple(job.command) if job.command is not None else None,
+            shell=job.run,
+            cwd=self._workdir(job),
+            env=self._environment(run, job, trigger, attempt, trigger_file, output),
+            attempt_dir=self.paths.attempt(run.id, attempt),
+            log_path=folder / "log",
+        )
+        started = launch(spec)
+        self._watch(run.id, attempt, started)
+        return started.pid, started.start_time
+
+    def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
+        attempt_dir = self.paths.attempt(run.id, run.attempts)
+        state = inspect(attempt_dir, expected_start_time=run.pid_start)
+        if isinstance(state, Running):
+            self._watch(run.id, run.attempts, state.attempt)
+            return "running"
+        if isinstance(state, NotStarted):
+            return "not_started"
+        return _report(state, attempt_dir, None)
+
+    def ended(self) -> list[tuple[str, int, AttemptReport]]:
+        ended, self._ended = self._ended, []
+        return ended
+
+    def stop(self, run: Run, why: str) -> None:
+        self._stopped[run.id] = why
+        live = self._live.get(run.id)
+        if live is not None:
+            self._spawn(terminate_async(live[1], GRACE))
+
+    def prune(self, run: Run) -> None:
+        shutil.rmtree(self.paths.run(run.id), ignore_errors=True)
+
+    # -- watching ---------------------------------------------------------------------------
+
+    def _watch(self, run_id: str, number: int, attempt: Attempt) -> None:
+        self._live[run_id] = (number, attempt)
+        self._spawn(self._await_exit(run_id, number, attempt))
+
+    def _spawn(self, work: Coroutine[Any, Any, object]) -> None:
+        if self._loop is None:
+            raise RuntimeError("attach() the runner to the daemon's loop before launching")
+        task: asyncio.Task[Any] = self._loop.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _await_exit(self, run_id: str, number: int, attempt: Attempt) -> None:
+        settled = await wait(attempt)
+        self._live.pop(run_id, None)
+        report = _report(settled, attempt.attempt_dir, self._stopped.pop(run_id, None))
+        self._ended.append((run_id, number, report))
+        self._wake()
+
+    # -- what a job sees --------------------------------------------------------------------
+
+    def _workdir(self, job: Job) -> Path:
+        if job.dir is None:
+            return self.config_dir
+        folder = Path(job.dir)
+        return folder if folder.is_absolute() else self.config_dir / folder
+
+    def _environment(self, run: Run, job: Job, trigger: Event, attempt: int, trigger_file: Path,
+                     output: Path) -> dict[str, str]:
+        env = {name: self._environ[name] for name in PASSED_THROUGH if name in self._environ}
+        env.update(job.env)
+        secrets = self._secrets()
+        env.update({name: secrets[name] for name in job.secrets if name in secrets})
+        env.update(_inputs(job, run))
+        env.update({
+            "CRONDUIT_JOB": job.name,
+            "CRONDUIT_RUN_ID": run.id,
+            "CRONDUIT_TRIGGER": trigger.kind,
+            "CRONDUIT_TRIGGER_FILE": str(trigger_file),
+            "CRONDUIT_OUTPUT_DIR": str(output),
+            "CRONDUIT_ATTEMPT": str(attempt),
+        })
+        return env
+
+
+def _inputs(job: Job, run: Run) -> dict[str, str]:
+    """The run's inputs over the declared defaults (values were checked on acceptance)."""
+    given = json.loads(run.inputs or "{}")
+    try:
+        return resolve_inputs(job.inputs, given)
+    except InputError:
+        return {name: spec.default for name, spec in job.inputs.items()}
+
+
+def _trigger_document(trigger: Event, run: Run) -> str:
+    payload = json.loads(trigger.payload or "{}")
+    document = {
+        "kind": trigger.kind,
+        "label": trigger.label,
+        "delivery_id": trigger.delivery_id,
+        "slot": None if trigger.slot is None else format_utc(trigger.slot),
+        "late": trigger.late,
+        "accepted_at": format_utc(trigger.accepted_at),
+        "operator": trigger.operator,
+        "run": run.id,
+        **payload,
+    }
+    return json.dumps(document, indent=2, sort_keys=True)
+
+
+def _report(state: Settled, attempt_dir: Path, stopped_for: str | None) -> AttemptReport:
+    if isinstance(state, Exited):
+        hint = retry_after(attempt_dir)
+        return AttemptReport(state.exit_status, stopped_for=stopped_for, retry_after=hint)
+    if isinstance(state, Vanished):
+        return AttemptReport(None, stopped_for=stopped_for, vanished=stopped_for is None)
+    return AttemptReport(None, stopped_for=stopped_for, vanished=True)

@@ -1,0 +1,226 @@
+"""Surviving the daemon: a restarted daemon adopts, settles or launches, and never runs twice."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cronduit.executor import (
+    Attempt,
+    AttemptConflict,
+    Exited,
+    NotStarted,
+    Running,
+    Vanished,
+    inspect,
+    launch,
+    read_log,
+)
+from tests.executor import (
+    eventually,
+    finish,
+    group_killed_afterwards,
+    spec_for,
+    start_time_of,
+)
+
+FAKE_DAEMON = """
+import json, os, sys, time
+from pathlib import Path
+from cronduit.executor import LaunchSpec, launch
+folder = Path(sys.argv[1])
+spec = LaunchSpec(
+    run_id="r1", attempt=1, argv=None, shell="sleep 1; echo after the daemon; exit 7",
+    cwd=folder, env={"PATH": os.environ["PATH"]},
+    attempt_dir=folder / "attempt-1", log_path=folder / "log",
+)
+attempt = launch(spec)
+print(json.dumps({"pid": attempt.pid, "start_time": attempt.start_time}), flush=True)
+time.sleep(60)
+"""
+
+FAKE_DAEMON_KILLED_BEFORE_SPAWN = """
+import fcntl, os, sys, time
+folder = sys.argv[1] + "/attempt-1"
+os.makedirs(folder)
+lock = os.open(folder + "/lock", os.O_RDONLY | os.O_CREAT, 0o600)
+fcntl.flock(lock, fcntl.LOCK_EX)
+print("claimed", flush=True)
+time.sleep(60)
+"""
+
+
+def _run_until_sigkill(script: str, folder: Path) -> str:
+    """Run a fake daemon, read the line it prints, then SIGKILL it; return that line."""
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", script, str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert daemon.stdout is not None
+        line = daemon.stdout.readline()
+    finally:
+        daemon.send_signal(signal.SIGKILL)
+        daemon.communicate()
+    return line
+
+
+def test_a_run_outlives_a_sigkilled_daemon_and_is_adopted(tmp_path: Path) -> None:
+    """After the daemon dies the job goes on; the next daemon adopts it and gets its status."""
+    recorded = json.loads(_run_until_sigkill(FAKE_DAEMON, tmp_path))
+    attempt = Attempt(recorded["pid"], recorded["start_time"], tmp_path / "attempt-1")
+    with group_killed_afterwards(attempt.pid):
+        state = inspect(attempt.attempt_dir, expected_start_time=attempt.start_time)
+        assert Running(attempt) == state
+        assert Exited(7) == finish(attempt)
+    assert b"after the daemon\n" == read_log(tmp_path / "log")
+
+
+def test_a_daemon_killed_before_spawning_leaves_an_attempt_that_runs_once(
+    tmp_path: Path,
+) -> None:
+    """Lock taken, no wrapper yet: the lock is free again, nothing started, launch runs it once."""
+    assert "claimed\n" == _run_until_sigkill(FAKE_DAEMON_KILLED_BEFORE_SPAWN, tmp_path)
+    spec = replace(spec_for(tmp_path, shell="echo ran"), attempt_dir=tmp_path / "attempt-1")
+    assert NotStarted() == inspect(spec.attempt_dir)
+    assert Exited(0) == finish(launch(spec))
+    with pytest.raises(AttemptConflict):
+        launch(spec)
+    assert b"ran\n" == read_log(spec.log_path)
+
+
+def test_a_wrapper_killed_by_sigkill_has_vanished(tmp_path: Path) -> None:
+    """A wrapper that dies without recording a status leaves a vanished attempt."""
+    attempt = launch(spec_for(tmp_path, shell="sleep 30"))
+    with group_killed_afterwards(attempt.pid):
+        assert eventually((attempt.attempt_dir / "started").exists)
+        os.kill(attempt.pid, signal.SIGKILL)
+        assert Vanished(attempt.pid) == finish(attempt)
+        assert Vanished(attempt.pid) == inspect(attempt.attempt_dir, attempt.start_time)
+
+
+def test_an_ended_attempt_reads_the_same_after_a_restart(tmp_path: Path) -> None:
+    """Inspecting an attempt that ended gives the status its waiter saw."""
+    attempt = launch(spec_for(tmp_path, shell="exit 4"))
+    assert [Exited(4), Exited(4)] == [finish(attempt), inspect(attempt.attempt_dir)]
+
+
+def test_an_attempt_with_no_directory_has_not_started(tmp_path: Path) -> None:
+    """No lock file and no marker: no launch ever got far enough to start anything."""
+    assert NotStarted() == inspect(tmp_path / "attempt-1")
+
+
+def test_a_recorded_start_time_that_differs_is_never_adopted(tmp_path: Path) -> None:
+    """A held lock whose ``started`` pid now has another start time is not our wrapper."""
+    attempt = launch(spec_for(tmp_path, shell="sleep 30"))
+    with group_killed_afterwards(attempt.pid):
+        state = inspect(attempt.attempt_dir, expected_start_time=attempt.start_time - 1)
+        os.killpg(attempt.pid, signal.SIGKILL)
+        finish(attempt)
+    assert Vanished(attempt.pid) == state
+
+
+def test_a_recycled_pid_is_never_taken_for_the_wrapper(tmp_path: Path) -> None:
+    """``started`` naming some other live process, with the lock held by a stray, is not running."""
+    attempt_dir = tmp_path / "attempt-1"
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        with _stray_lock_holder(attempt_dir):
+            (attempt_dir / "started").write_text(f"{other.pid}\n")
+            state = inspect(attempt_dir, expected_start_time=start_time_of(other.pid) + 1)
+    finally:
+        other.kill()
+        other.wait()
+    assert Vanished(other.pid) == state
+
+
+def test_a_free_lock_means_the_wrapper_is_gone_whoever_has_its_pid(tmp_path: Path) -> None:
+    """With the lock free, a live process under the recorded pid is not taken for the run."""
+    attempt_dir = tmp_path / "attempt-1"
+    attempt_dir.mkdir()
+    (attempt_dir / "lock").touch()
+    (attempt_dir / "started").write_text(f"{os.getpid()}\n")
+    assert Vanished(os.getpid()) == inspect(attempt_dir, start_time_of(os.getpid()))
+
+
+def test_an_adopted_attempt_without_a_recorded_start_time_is_identified_by_its_lock(
+    tmp_path: Path,
+) -> None:
+    """A daemon killed before recording the start time still adopts the right process."""
+    attempt = launch(spec_for(tmp_path, shell="sleep 0.3"))
+    assert Running(attempt) == inspect(attempt.attempt_dir)
+    finish(attempt)
+
+
+def test_a_lock_held_by_a_process_that_never_says_who_it_is_is_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """With the lock held and no ``started`` marker in time, inspect refuses to guess."""
+    with _stray_lock_holder(tmp_path / "attempt-1"), pytest.raises(AttemptConflict):
+        inspect(tmp_path / "attempt-1", patience=0.05)
+
+
+def test_a_wrapper_starting_up_is_waited_for_rather_than_judged(tmp_path: Path) -> None:
+    """Lock held, marker not yet written: inspect waits for the marker and adopts."""
+    attempt = launch(spec_for(tmp_path, shell="sleep 0.3"))
+    with group_killed_afterwards(attempt.pid):
+        # Take the marker away as if the wrapper had not written it yet; put it back soon.
+        started = attempt.attempt_dir / "started"
+        assert eventually(started.exists)
+        text = started.read_text()
+        started.unlink()
+        writer = threading.Timer(0.1, started.write_text, [text])
+        writer.start()
+        state = inspect(attempt.attempt_dir, attempt.start_time)
+        writer.join()
+        finish(attempt)
+    assert Running(attempt) == state
+
+
+@contextmanager
+def _stray_lock_holder(attempt_dir: Path) -> Iterator[None]:
+    """Hold the attempt's lock from another open file, as a stray process would."""
+    attempt_dir.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(attempt_dir / "lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert "held\n" == holder.stdout.readline()
+        yield
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert eventually(lambda: _lock_is_free(attempt_dir / "lock"))
+
+
+def _lock_is_free(path: Path) -> bool:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+_HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(60)
+"""
