@@ -53,13 +53,15 @@ class Daemon:
     """One ``cronduit serve``."""
 
     def __init__(self, config_path: Path, config: Config, store: Store, runner: Runner,
-                 clock: Clock, *, dry_run: bool, log: Callable[[str], None]) -> None:
+                 clock: Clock, *, dry_run: bool, log: Callable[[str], None],
+                 checkpoint: Callable[[str], None] | None = None) -> None:
         self.config_path = config_path
         self.store = store
         self.clock = clock
         self.dry_run = dry_run
         self.log = log
-        self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log)
+        self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log,
+                             checkpoint=checkpoint or (lambda _: None))
         self._wake = asyncio.Event()
         self._stopping = False
         self._reload = False

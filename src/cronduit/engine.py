@@ -92,8 +92,11 @@ class Engine:
     """Drives one config's jobs against a store and a runner."""
 
     def __init__(self, config: Config, store: Store, runner: Runner, *, dispatch: bool = True,
-                 log: Log = _quiet) -> None:
+                 log: Log = _quiet, checkpoint: Log = _quiet) -> None:
         self.store = store
+        self.checkpoint = checkpoint
+        """Called with a step's name once it has committed (``fired``, ``routed``) or just
+        before processes start (``launching``): where crash tests stop the daemon."""
         self.runner = runner
         self.dispatch = dispatch
         """False in a dry run: no timers fire and no runs start; triggers wait."""
@@ -195,6 +198,8 @@ class Engine:
                 due = tx.due_timers(now, BATCH)
                 for timer in due:
                     self._fire(tx, timer, now)
+            if due:
+                self.checkpoint("fired")
             if len(due) < BATCH:
                 return
 
@@ -263,6 +268,8 @@ class Engine:
                 events = tx.new_events(BATCH)
                 for event in events:
                     self._route_one(tx, event, now, outbox)
+            if events:
+                self.checkpoint("routed")
             if len(events) < BATCH:
                 return
 
@@ -427,6 +434,7 @@ class Engine:
         with self.store.transaction() as tx:
             triggers = [_trigger_event(tx.events_of_run(launch.run.id), launch.run)
                         for launch in outbox.launches]
+        self.checkpoint("launching")
         launched: list[tuple[str, int, int]] = []
         for launch, trigger in zip(outbox.launches, triggers, strict=True):
             job = self.config.jobs.get(launch.run.job)

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +25,21 @@ from cronduit.secrets import load_secrets
 from cronduit.store import open_store
 
 APPLY_WAIT_SECONDS = 10.0
+CRASH_VARIABLE = "CRONDUIT_CRASH_AT"
+"""For crash tests: the engine step (fired, routed, launching) after which the daemon
+SIGKILLs itself, once, exactly as a power cut or an OOM kill would stop it."""
+
+
+def _crash_point(step: str | None) -> Callable[[str], None] | None:
+    if not step:
+        return None
+
+    def checkpoint(name: str) -> None:
+        if name == step:
+            _log(f"crash test: SIGKILL after {name}")
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return checkpoint
 
 
 def _log(line: str) -> None:
@@ -61,7 +77,7 @@ def serve(config_path: Path, dry_run: bool) -> None:
     runner = ProcessRunner(paths, config_path, lambda: load_secrets(config, config_path,
                                                                     os.environ), wake)
     daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
-                    log=_log)
+                    log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)))
     try:
         asyncio.run(_serve(daemon, runner))
     finally:

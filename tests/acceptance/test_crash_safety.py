@@ -1,0 +1,128 @@
+"""SIGKILL the real daemon at chosen points; nothing is lost and nothing runs twice."""
+
+from __future__ import annotations
+
+import time
+
+from tests.acceptance.conftest import Deployment
+
+INTERVAL = """
+jobs:
+  once:
+    run: 'echo started >> starts.txt'
+    every: 1h
+"""
+
+
+def test_a_kill_after_the_firing_commits_and_before_routing_runs_the_slot_once(
+    deployment: Deployment,
+) -> None:
+    """The firing is durable: the next daemon routes and runs it, exactly once."""
+    deployment.write(INTERVAL)
+    first = deployment.serve(crash_at="fired")
+    first.wait(timeout=15)
+    assert -9 == first.returncode
+    assert [] == deployment.lines("starts.txt")
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("once")] == ["success"])
+    time.sleep(0.5)
+    assert ["started"] == deployment.lines("starts.txt")
+    deployment.kill(second)
+
+
+def test_a_kill_before_the_launch_starts_the_run_once_on_restart(
+    deployment: Deployment,
+) -> None:
+    """The run row committed but no process began: the restart launches it, once."""
+    deployment.write(INTERVAL)
+    first = deployment.serve(crash_at="launching")
+    first.wait(timeout=15)
+    assert [] == deployment.lines("starts.txt")
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("once")] == ["success"])
+    assert ["started"] == deployment.lines("starts.txt")
+    deployment.kill(second)
+
+
+def test_a_restart_does_not_run_an_interval_job_that_is_not_due(
+    deployment: Deployment,
+) -> None:
+    """every 1h ran at the first start; a restart a moment later runs nothing."""
+    deployment.write(INTERVAL)
+    first = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("once")] == ["success"])
+    deployment.kill(first)
+    second = deployment.serve()
+    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    time.sleep(1.5)
+    assert 1 == len(deployment.runs("once"))
+    deployment.kill(second)
+
+
+SLOW = """
+jobs:
+  slow:
+    run: 'echo started >> starts.txt; sleep 2; exit 3'
+    every: 1h
+"""
+
+
+def test_a_run_survives_a_daemon_kill_and_is_adopted_with_its_real_exit_status(
+    deployment: Deployment,
+) -> None:
+    """Kill the daemon mid-run; the job finishes; the next daemon records exit 3, once."""
+    deployment.write(SLOW)
+    first = deployment.serve()
+    deployment.wait_for(lambda: deployment.lines("starts.txt") == ["started"])
+    deployment.kill(first)
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("slow")] == ["failure"])
+    [record] = deployment.history_json("slow")
+    assert (3, "failure", 1) == (record["exit_status"], record["outcome"], record["attempts"])
+    assert ["started"] == deployment.lines("starts.txt")
+    deployment.kill(second)
+
+
+FLAKY = """
+jobs:
+  flaky:
+    run: |
+      echo started >> starts.txt
+      if [ ! -e failed-once ]; then
+        touch failed-once
+        echo 2s > "$CRONDUIT_RETRY_AFTER_FILE"
+        exit 75
+      fi
+    every: 1h
+"""
+
+
+def test_a_kill_during_a_retry_backoff_resumes_the_retry(deployment: Deployment) -> None:
+    """Attempt 1 asks for a retry in 2s; the daemon dies in the backoff; attempt 2 still runs."""
+    deployment.write(FLAKY)
+    first = deployment.serve()
+    deployment.wait_for(lambda: any(r.state == "backoff" for r in deployment.runs("flaky")))
+    deployment.kill(first)
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("flaky")] == ["success"])
+    [run] = deployment.runs("flaky")
+    assert 2 == run.attempts
+    assert ["started", "started"] == deployment.lines("starts.txt")
+    deployment.kill(second)
+
+
+def test_a_clean_sigterm_leaves_the_run_going_for_the_next_daemon(
+    deployment: Deployment,
+) -> None:
+    """SIGTERM stops the daemon, not the run; the next daemon records the run's end."""
+    deployment.write(SLOW)
+    first = deployment.serve()
+    deployment.wait_for(lambda: deployment.lines("starts.txt") == ["started"])
+    first.terminate()
+    first.wait(timeout=10)
+    assert 0 == first.returncode
+    assert "stopped; runs going carry on" in deployment.daemon_log()
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("slow")] == ["failure"])
+    assert ["started"] == deployment.lines("starts.txt")
+    deployment.kill(second)
