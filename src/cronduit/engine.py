@@ -449,13 +449,7 @@ class Engine:
 
     def _next_due(self) -> datetime | None:
         with self.store.transaction() as tx:
-            candidates = [t.due_at for t in tx.timers()] if self.dispatch else []
-            for run in tx.active_runs():
-                if run.next_attempt_at is not None:
-                    candidates.append(run.next_attempt_at)
-                if run.deadline_at is not None and run.cancel_reason is None:
-                    candidates.append(run.deadline_at)
-        return min(candidates, default=None)
+            return tx.next_due(with_timers=self.dispatch)
 
 
 def _catch_up(job: Job) -> CatchUpPolicy:

@@ -218,6 +218,11 @@ class Transaction(Protocol):
 
     def last_run_end_seq(self) -> int: ...
 
+    def next_due(self, with_timers: bool) -> datetime | None:
+        """The soonest of: timers' due times (when ``with_timers``), backoffs' next attempts,
+        and running runs' deadlines; None when nothing is due."""
+        ...
+
     # meta
     def get_meta(self, key: str) -> str | None: ...
 

@@ -219,3 +219,20 @@ def test_migrating_twice_changes_nothing(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "c.db")
     assert LATEST == store.migrate()
     store.close()
+
+
+def test_next_due_is_the_soonest_timer_backoff_or_deadline(store: Store) -> None:
+    """What the daemon sleeps until: timers (unless in a dry run), retries and deadlines."""
+    with store.transaction() as tx:
+        assert tx.next_due(with_timers=True) is None
+        tx.put_timer(timer("a", T0 + timedelta(hours=3)))
+        tx.insert_run(Run(id="r1", job="b", kind="manual", label="m", state="backoff",
+                          created_at=T0, next_attempt_at=T0 + timedelta(hours=2)))
+        tx.insert_run(Run(id="r2", job="c", kind="manual", label="m", state="running",
+                          created_at=T0, deadline_at=T0 + timedelta(hours=1)))
+        assert T0 + timedelta(hours=1) == tx.next_due(with_timers=True)
+        tx.update_run("r2", cancel_reason="timeout")
+        assert T0 + timedelta(hours=2) == tx.next_due(with_timers=False)
+        tx.update_run("r1", state="ended")
+        assert T0 + timedelta(hours=3) == tx.next_due(with_timers=True)
+        assert tx.next_due(with_timers=False) is None

@@ -112,3 +112,13 @@ SELECT value FROM meta WHERE key = :key;
 -- name: set_meta
 INSERT INTO meta (key, value) VALUES (:key, :value)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+
+-- name: next_due
+SELECT MIN(due) FROM (
+    SELECT MIN(due_at) AS due FROM timers WHERE :with_timers = 1
+    UNION ALL
+    SELECT MIN(next_attempt_at) AS due FROM runs WHERE state = 'backoff'
+    UNION ALL
+    SELECT MIN(deadline_at) AS due FROM runs
+    WHERE state = 'running' AND cancel_reason IS NULL
+) AS candidates;

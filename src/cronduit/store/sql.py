@@ -225,6 +225,10 @@ class SqlTransaction:
         row = self._run("last_run_end_seq").fetchone()
         return int(row[0])
 
+    def next_due(self, with_timers: bool) -> datetime | None:
+        row = self._run("next_due", with_timers=with_timers).fetchone()
+        return None if row is None else from_text(row[0])
+
     # meta --------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
