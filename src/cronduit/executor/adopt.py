@@ -91,14 +91,20 @@ def _probe(lock_path: Path) -> Iterator[bool]:
     try:
         fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
+        fd = None
+    if fd is None:
         yield True
         return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-        else:
-            yield True
+        yield _lock_shared(fd)
     finally:
         os.close(fd)
+
+
+def _lock_shared(fd: int) -> bool:
+    """Take a shared lock at once if nobody holds it exclusively; say whether it was taken."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

@@ -8,7 +8,8 @@ its exit, wherever the daemon is by then. It then:
    while the wrapper lives on to record how it ended (a caught signal, unlike an ignored
    one, is reset to its default for the job);
 2. writes its pid to ``started``; only then may the job begin, which is what makes "lock
-   free and no ``started``" proof that the job never ran;
+   free and no ``started``" proof that the job never ran (a wrapper that cannot write it
+   exits 125 without running the job);
 3. runs the job with ``exec`` in a subshell, so an argument list is executed as a program
    even when its name is a shell builtin (``echo``, ``exit``, ``cd``); with standard input
    from ``/dev/null``, which also keeps the lock out of the job's hands;

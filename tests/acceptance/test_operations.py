@@ -1,0 +1,119 @@
+"""Operating the real daemon: apply, dry run, manual runs and waits through the CLI."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+
+from tests.acceptance.conftest import Deployment
+
+
+def cli(deployment: Deployment, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "cronduit", *args, "-c", str(deployment.config)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False,
+                          cwd=deployment.folder)
+
+
+BY_HAND = """
+jobs:
+  hello:
+    run: 'echo "hello $GREETING"'
+    inputs:
+      GREETING: {enum: [world, you], default: world}
+"""
+
+
+def test_a_manual_run_follows_its_log_and_exits_with_the_outcome(deployment: Deployment) -> None:
+    """job run prints the job's output and exits 0 on success."""
+    deployment.write(BY_HAND)
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    result = cli(deployment, "job", "run", "hello", "--input", "GREETING=you")
+    assert (0, "hello you\n") == (result.returncode, result.stdout)
+    [record] = deployment.history_json("hello")
+    assert {"GREETING": "you"} == record["inputs"]
+    deployment.kill(daemon)
+
+
+def test_a_manual_run_asked_while_the_daemon_is_down_runs_when_it_starts(
+    deployment: Deployment,
+) -> None:
+    """Accepted durably with a note on the terminal; the next daemon runs it."""
+    deployment.write(BY_HAND)
+    result = cli(deployment, "job", "run", "hello")
+    assert 0 == result.returncode
+    assert "daemon" in result.stderr
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("hello")] == ["success"])
+    deployment.kill(daemon)
+
+
+def test_job_wait_returns_with_the_next_run_end(deployment: Deployment) -> None:
+    """job wait, called while a 3-second run goes, exits 0 when that run completes."""
+    deployment.write("jobs:\n  slow:\n    run: 'sleep 3'\n")
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    assert 0 == cli(deployment, "job", "run", "slow", "--detach").returncode
+    waited: list[int] = []
+    waiter = threading.Thread(
+        target=lambda: waited.append(cli(deployment, "job", "wait", "slow",
+                                         "--timeout", "20s").returncode))
+    waiter.start()
+    waiter.join(timeout=30)
+    assert [0] == waited
+    deployment.kill(daemon)
+
+
+def test_apply_reloads_and_an_invalid_config_is_refused(deployment: Deployment) -> None:
+    """apply prints what changed; a broken file is refused and the running config stays."""
+    deployment.write(BY_HAND)
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    deployment.write(BY_HAND + "  tick:\n    run: 'true'\n    every: 1h\n")
+    applied = cli(deployment, "apply")
+    assert 0 == applied.returncode
+    assert "tick: added" in applied.stdout
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("tick")] == ["success"])
+    deployment.write("jobs:\n  tick:\n    run: 'true'\n    every: 1h\n    timezone: UTC\n")
+    refused = cli(deployment, "apply")
+    assert 2 == refused.returncode
+    assert "unknown key 'timezone'" in refused.stderr
+    daemon.send_signal(signal.SIGHUP)  # the daemon's own check, for a file changed behind apply
+    deployment.wait_for(lambda: "apply refused" in deployment.daemon_log())
+    assert daemon.poll() is None
+    assert "apply refused: the config has errors; the running config stays" in (
+        deployment.daemon_log())
+    deployment.write(BY_HAND + "  tick:\n    run: 'true'\n    every: 1h\n")
+    assert 0 == cli(deployment, "job", "run", "hello").returncode
+    deployment.kill(daemon)
+
+
+def test_a_dry_run_accepts_and_holds_then_a_normal_start_runs_once(
+    deployment: Deployment,
+) -> None:
+    """serve --dry-run arms no timers and starts nothing; two held requests run as one."""
+    deployment.write(BY_HAND)
+    dry = deployment.serve("--dry-run")
+    deployment.wait_for(lambda: "dry run" in deployment.daemon_log())
+    assert 0 == cli(deployment, "job", "run", "hello", "--detach").returncode
+    assert 0 == cli(deployment, "job", "run", "hello", "--detach", "--queue").returncode
+    deployment.kill(dry)
+    assert [] == deployment.runs("hello")
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("hello")] == ["success"])
+    [record] = deployment.history_json("hello")
+    assert 2 == len(record["triggers"])  # type: ignore[arg-type]
+    deployment.kill(daemon)
+
+
+def test_a_second_daemon_on_the_same_state_is_refused(deployment: Deployment) -> None:
+    """One daemon per state directory: the second exits 3 and says why."""
+    deployment.write(BY_HAND)
+    first = deployment.serve()
+    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    second = deployment.serve()
+    assert 3 == second.wait(timeout=15)
+    assert "another cronduit daemon" in deployment.daemon_log()
+    deployment.kill(first)
