@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 from tests.acceptance.conftest import Deployment
@@ -125,4 +127,23 @@ def test_a_clean_sigterm_leaves_the_run_going_for_the_next_daemon(
     second = deployment.serve()
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("slow")] == ["failure"])
     assert ["started"] == deployment.lines("starts.txt")
+    deployment.kill(second)
+
+
+def test_a_run_whose_process_vanished_while_the_daemon_was_down_is_a_failure(
+    deployment: Deployment,
+) -> None:
+    """Daemon killed, then the run's whole process group killed: recorded as a failure."""
+    deployment.write(SLOW.replace("sleep 2", "sleep 30"))
+    first = deployment.serve()
+    deployment.wait_for(lambda: deployment.lines("starts.txt") == ["started"])
+    deployment.wait_for(lambda: deployment.runs("slow")[0].pid is not None)
+    [run] = deployment.runs("slow")
+    deployment.kill(first)
+    assert run.pid is not None
+    os.killpg(run.pid, signal.SIGKILL)
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("slow")] == ["failure"])
+    [ended] = deployment.runs("slow")
+    assert "process vanished while cronduit was down" == ended.reason
     deployment.kill(second)
