@@ -22,6 +22,7 @@ from cronduit.core.timespec import format_utc
 from cronduit.executor import (
     GRACE,
     Attempt,
+    AttemptConflict,
     Exited,
     LaunchSpec,
     NotStarted,
@@ -88,7 +89,12 @@ class ProcessRunner:
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         attempt_dir = self.paths.attempt(run.id, run.attempts)
-        state = inspect(attempt_dir, expected_start_time=run.pid_start)
+        try:
+            state = inspect(attempt_dir, expected_start_time=run.pid_start)
+        except AttemptConflict:
+            # A process holds the attempt's lock but never says who it is: never launch again
+            # (that could run the job twice); record the attempt as lost.
+            return AttemptReport(None, vanished=True)
         if isinstance(state, Running):
             self._watch(run.id, run.attempts, state.attempt)
             return "running"

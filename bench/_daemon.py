@@ -1,0 +1,137 @@
+"""Serving processes for ``bench/engine.py``: a real ``cronduit serve``, or a peer.
+
+Each runs as a subprocess in a temporary folder (config, state, output in ``log``), exactly
+as a user starts it; the bench reads its log for the ``serving`` line, its CPU and memory
+through psutil, and, once a daemon stops, what happened from its store and attempt
+directories.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import psutil
+
+from cronduit.store.sql import from_text
+
+
+def write_config(folder: Path, jobs: Iterable[str], kept_runs: int = 20) -> Path:
+    """A config with one job per line of ``jobs`` (``name: {...}`` flow mappings)."""
+    lines = ["settings:", "  state: state", f"  kept_runs: {kept_runs}", "jobs:"]
+    lines += [f"  {job}" for job in jobs]
+    path = folder / "cronduit.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    """CPU time of the process and of the children it has reaped (their children included)."""
+    times = process.cpu_times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+class Served:
+    """A serving process started from ``argv`` in ``folder``, its output in ``folder/log``."""
+
+    def __init__(self, argv: list[str], folder: Path) -> None:
+        self.folder = folder
+        self.log = folder / "log"
+        self.started = time.perf_counter()
+        with self.log.open("ab") as log:
+            self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=log, cwd=folder)
+        self.process = psutil.Process(self.popen.pid)
+        self._read = 0
+        self._tail = b""
+
+    def wait_for(self, text: str, timeout: float = 60.0) -> float:
+        """Seconds from the start until ``text`` appears in the log."""
+        wanted = text.encode()
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if wanted in self._new_log():
+                return time.perf_counter() - self.started
+            if self.popen.poll() is not None:
+                raise RuntimeError(f"{self.popen.args} exited: {self.log.read_text()[-2000:]}")
+            time.sleep(0.005)
+        raise TimeoutError(f"no {text!r} in {self.log} after {timeout}s")
+
+    def _new_log(self) -> bytes:
+        """The log written since the last look (and the line that was cut short then)."""
+        with self.log.open("rb") as log:
+            log.seek(self._read)
+            new = log.read()
+        self._read += len(new)
+        text = self._tail + new
+        self._tail = text[text.rfind(b"\n") + 1:]
+        return text
+
+    def stop(self) -> None:
+        """SIGINT, as an operator's Ctrl-C; SIGKILL if it has not exited within 30 s."""
+        if self.popen.poll() is None:
+            os.kill(self.popen.pid, signal.SIGINT)
+        try:
+            self.popen.wait(30)
+        except subprocess.TimeoutExpired:
+            os.kill(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+def daemon(config: Path) -> Served:
+    """``cronduit serve -c CONFIG``, started as a user starts it."""
+    argv = [sys.executable, "-m", "cronduit", "serve", "-c", str(config)]
+    return Served(argv, config.parent)
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One timer firing read back from the store: its slot, when it was accepted, and when
+    the run's wrapper process began (None: no run, or no process started)."""
+
+    slot: datetime
+    accepted_at: datetime
+    started: float | None
+
+
+def firings(folder: Path) -> list[Firing]:
+    """Every timer firing of the daemon that ran in ``folder``, with its process start.
+
+    The start is the modification time of the attempt's ``started`` file, which the wrapper
+    writes as its first act, just before it execs the job: a kernel timestamp, unaffected by
+    how busy the daemon is (``runs.started_at`` is when the run was decided, before launch).
+    """
+    state = folder / "state"
+    with closing(sqlite3.connect(state / "cronduit.db")) as db:
+        rows = db.execute(
+            "SELECT e.slot, e.accepted_at, r.id FROM events e"
+            " LEFT JOIN runs r ON r.trigger_seq = e.seq WHERE e.kind = 'timer'").fetchall()
+    found = []
+    for slot, accepted_at, run_id in rows:
+        started = None
+        if run_id is not None:
+            marker = state / "runs" / run_id / "attempt-1" / "started"
+            started = marker.stat().st_mtime_ns / 1e9 if marker.exists() else None
+        found.append(Firing(_instant(slot), _instant(accepted_at), started))
+    return found
+
+
+def _instant(text: str) -> datetime:
+    instant = from_text(text)
+    assert instant is not None
+    return instant
