@@ -1,16 +1,21 @@
 """The APScheduler 3.x side of ``bench/engine.py``, run as its own process.
 
-One workload per invocation: ``JOBS`` interval jobs every second from a common start instant
-``T0`` (two seconds after the jobs are added, so adding them is not measured), for
-``SECONDS`` seconds, in a ``BackgroundScheduler`` with its default executor (a pool of 10
-threads), default ``misfire_grace_time`` (1 s), ``coalesce`` and ``max_instances`` (1).
-Work is a no-op, or starting and reaping ``/bin/true``.
+Every workload uses a ``BackgroundScheduler`` with its defaults: a pool of 10 threads,
+``misfire_grace_time`` 1 s, ``coalesce`` on, ``max_instances`` 1; and a job store, either
+``SQLAlchemyJobStore`` on a SQLite file (the durable one) or ``MemoryJobStore``.
 
-Prints one JSON object: slots due in ``[T0, T0 + SECONDS)``, the lateness of each slot that
-ran (slot -> the no-op's first instruction, or the moment ``Popen`` returned, i.e. after the
-child's ``exec``), and the CPU seconds of this process and its reaped children over the
-window. A slot counts as run only if it ran; missed, skipped (max instances) and coalesced
-slots all count as missed, as they do for cronduit.
+``--work noop`` / ``--work true``: ``JOBS`` interval jobs every second from a common first
+slot ``T0`` (a few seconds after the jobs are added, so adding them is not measured), for
+``SECONDS`` seconds; each run does nothing, or starts and reaps ``/bin/true``. Prints one
+JSON object: slots due in ``[T0, T0 + SECONDS)``, the lateness of each slot that ran (slot ->
+the no-op's first instruction, or the moment ``Popen`` returned, i.e. after the child's
+``exec``), and the CPU seconds of this process and its reaped children from ``T0`` to
+``GRACE`` seconds after the window. Slots that did not run (missed, skipped at max
+instances, coalesced) all count as missed, as they do for cronduit.
+
+``--work idle``: ``JOBS`` cron jobs far in the future (the same expressions as cronduit's
+idle daemon), added to a started scheduler; prints ``serving JOBS jobs`` and idles until
+SIGINT. With ``--db`` naming a file that already holds the jobs, adds nothing (a restart).
 
 Run:  python bench/_apscheduler_peer.py --store sqlite --jobs 1000 --seconds 10 --work noop
 """
@@ -19,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -28,12 +35,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from apscheduler.events import EVENT_JOB_EXECUTED, JobExecutionEvent
+from apscheduler.jobstores.base import BaseJobStore
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
 
 LEAD = 2.0
-"""Seconds between adding the jobs and their first slot."""
+"""Seconds between starting to add the jobs and their first slot, plus 2 ms per job."""
 GRACE = 2.0
 """Seconds after the window for its last slots to run (as for the cronduit daemon)."""
 
@@ -49,18 +58,29 @@ def run_true() -> float:
     return started
 
 
+def far_cron(index: int) -> str:
+    """A distinct cron expression per job, all in the first week of January."""
+    return f"{index % 60} {(index // 60) % 24} {1 + index // 1440} 1 *"
+
+
 def cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
 
 
-def measure(store: str, jobs: int, seconds: float, work: str, folder: Path) -> dict[str, object]:
-    jobstore = (MemoryJobStore() if store == "memory"
-                else SQLAlchemyJobStore(url=f"sqlite:///{folder / 'jobs.sqlite'}"))
-    scheduler = BackgroundScheduler(jobstores={"default": jobstore}, timezone=UTC)
+def scheduler_on(store: str, db: Path) -> BackgroundScheduler:
+    jobstore: BaseJobStore = (MemoryJobStore() if store == "memory"
+                              else SQLAlchemyJobStore(url=f"sqlite:///{db}"))
+    return BackgroundScheduler(jobstores={"default": jobstore}, timezone=UTC)
+
+
+def every_second(store: str, jobs: int, seconds: float, work: str,
+                 db: Path) -> dict[str, object]:
+    scheduler = scheduler_on(store, db)
     lateness: list[float] = []
     lock = threading.Lock()
-    t0 = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=LEAD + 1)
+    lead = LEAD + jobs * 0.002
+    t0 = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=lead)
     end = t0 + timedelta(seconds=seconds)
 
     def executed(event: JobExecutionEvent) -> None:
@@ -83,17 +103,36 @@ def measure(store: str, jobs: int, seconds: float, work: str, folder: Path) -> d
     return {"expected": jobs * round(seconds), "lateness": lateness, "cpu_s": cpu}
 
 
+def idle(store: str, jobs: int, db: Path) -> None:
+    restart = db.exists()
+    scheduler = scheduler_on(store, db)
+    scheduler.start()
+    if not restart:
+        for index in range(jobs):
+            trigger = CronTrigger.from_crontab(far_cron(index), timezone=UTC)
+            scheduler.add_job(noop, trigger, id=f"j{index:05d}")
+    print(f"serving {jobs} jobs", flush=True)
+    signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+    while True:
+        time.sleep(3600)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", choices=["sqlite", "memory"], required=True)
     parser.add_argument("--jobs", type=int, required=True)
-    parser.add_argument("--seconds", type=float, required=True)
-    parser.add_argument("--work", choices=["noop", "true"], required=True)
+    parser.add_argument("--seconds", type=float, default=0.0)
+    parser.add_argument("--work", choices=["noop", "true", "idle"], required=True)
+    parser.add_argument("--db", type=Path, help="the SQLite job store (idle: kept)")
     args = parser.parse_args()
+    logging.getLogger("apscheduler").setLevel(logging.CRITICAL)  # one warning per missed run
+    if args.work == "idle":
+        idle(args.store, args.jobs, args.db)
     with tempfile.TemporaryDirectory(prefix="cronduit-bench-aps-") as folder:
-        result = measure(args.store, args.jobs, args.seconds, args.work, Path(folder))
+        db = Path(folder) / "jobs.sqlite"
+        result = every_second(args.store, args.jobs, args.seconds, args.work, db)
     print(json.dumps(result), flush=True)
-    os._exit(0)  # worker threads may still be in a job; the figures are already out
+    os._exit(0)  # pool threads may still be in a job; the figures are out
 
 
 if __name__ == "__main__":

@@ -32,8 +32,9 @@ class Deployment:
     def write(self, text: str) -> None:
         self.config.write_text(text)
 
-    def serve(self, *args: str, crash_at: str | None = None) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    def serve(self, *args: str, crash_at: str | None = None,
+              extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
         env.pop("CRONDUIT_CRASH_AT", None)
         if crash_at:
             env["CRONDUIT_CRASH_AT"] = crash_at

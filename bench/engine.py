@@ -1,0 +1,454 @@
+"""The engine: durable firings, runs through the real daemon, and an idle daemon; with peers.
+
+Three parts, one run, each printing cronduit's figures next to the peers' and the targets:
+
+1. Durable firings, no process: 10,000 timers all due, fired by the engine's timer path
+   (``Engine._fire_timers``: per batch of 500, one transaction that accepts each trigger
+   event, writes its slot-ledger row and re-arms its timer) on a fresh SQLite store (WAL,
+   synchronous=FULL) in a temporary folder; against the physical limit, the same rows (an
+   event insert, a ledger insert and a timer update per firing) written with plain
+   ``sqlite3.executemany`` in batches of 500 into the same schema; and against APScheduler
+   3.11 (``BackgroundScheduler``, ``SQLAlchemyJobStore`` on SQLite) firing 1,000 no-op
+   interval jobs every second. Best of three passes for the first two.
+2. 500 jobs due every second running ``/bin/true``, through ``cronduit serve`` (a subprocess,
+   a temporary folder); APScheduler runs the same with ``subprocess`` in its thread pool,
+   on both job stores. Lateness is from a slot to its process's start: for cronduit the
+   kernel's modification time of the attempt's ``started`` file, written by the wrapper
+   just before it execs the job; for APScheduler the moment ``Popen`` returned (after the
+   child's ``exec``). A slot due in the window that has no started process ``GRACE``
+   seconds after the window counts as missed. CPU is the scheduler process and its reaped
+   children over the window and the grace. Then the job count steps up, shorter windows,
+   until slots are missed: the highest count that misses none is the sustained rate,
+   compared with the machine's bare process start rate (``measure_spawn_rate``).
+3. An idle daemon with 10,000 cron jobs armed a month or more ahead: time from starting the
+   process to its ``serving 10000 jobs`` line (fresh store, then a restart), CPU over the
+   idle window, and RSS per job (RSS minus a 1-job daemon's, over 10,000).
+
+Peers run one after another, never at once (the machine has 2 cores).
+
+Run:  python bench/engine.py [--quick]      (needs: pip install -e '.[bench]')
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from _daemon import Served, cpu_seconds, daemon, firings, write_config
+
+from cronduit.core.config import load_config
+from cronduit.core.config.model import Config
+from cronduit.engine import BATCH, Engine
+from cronduit.executor import measure_spawn_rate
+from cronduit.store.sqlite import SqliteStore
+from cronduit.testing import FakeRunner
+
+PEER = Path(__file__).with_name("_apscheduler_peer.py")
+GRACE = 2.0
+"""Seconds after a window for its last slots to start before they count as missed."""
+SETTLE = 1.0
+"""Seconds an idle daemon is left alone after its ``serving`` line before measuring."""
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Plan:
+    timers: int = 10_000
+    passes: int = 3
+    peer_firing_jobs: int = 1_000
+    peer_firing_seconds: int = 10
+    jobs: int = 500
+    window: int = 20
+    ramp: tuple[int, ...] = (100, 250, 500, 750, 1000)
+    ramp_window: int = 10
+    spawn_seconds: float = 2.0
+    idle_jobs: int = 10_000
+    idle_seconds: float = 10.0
+
+
+FULL = Plan()
+QUICK = Plan(passes=1, peer_firing_seconds=5, window=8, ramp_window=8, spawn_seconds=1.0,
+             idle_seconds=5.0)
+
+
+@contextmanager
+def scratch() -> Iterator[Path]:
+    """A temporary folder on the same disk as the project's state would be."""
+    with tempfile.TemporaryDirectory(prefix="cronduit-bench-") as folder:
+        yield Path(folder)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def ms(seconds: float) -> str:
+    return "-" if math.isnan(seconds) else f"{seconds * 1000:,.0f}"
+
+
+def run_peer(*args: str) -> dict[str, object]:
+    done = subprocess.run([sys.executable, str(PEER), *args], capture_output=True, text=True,
+                          check=True, timeout=600)
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+# -- 1. durable firings ----------------------------------------------------------------------
+
+
+def interval_config(count: int, timing: str) -> Config:
+    jobs = "\n".join(f"  j{i:05d}: {{command: [/bin/true], {timing}}}" for i in range(count))
+    return load_config(f"settings:\n  state: state\njobs:\n{jobs}\n", "bench.yaml")
+
+
+def slot_rows(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM slots").fetchone()[0])
+
+
+def engine_rate(config: Config, plan: Plan, arm_at: datetime, fire_at: datetime,
+                step: Callable[[Engine, datetime], object]) -> float:
+    """Firings per second of ``step`` on timers armed at ``arm_at``, best of the passes."""
+    best = 0.0
+    for _ in range(plan.passes):
+        with scratch() as folder:
+            store = SqliteStore(folder / "cronduit.db")
+            engine = Engine(config, store, FakeRunner())
+            engine.apply(config, arm_at)
+            began = time.perf_counter()
+            step(engine, fire_at)
+            took = time.perf_counter() - began
+            store.close()
+            if slot_rows(folder / "cronduit.db") != plan.timers:
+                raise AssertionError("not every timer fired")
+        best = max(best, plan.timers / took)
+    return best
+
+
+def fire_timers(engine: Engine, now: datetime) -> None:
+    engine._fire_timers(now)  # the durable timer path alone, nothing routed or launched
+
+
+def tick(engine: Engine, now: datetime) -> None:
+    engine.tick(now)
+
+
+RAW_EVENT = ("INSERT INTO events (seq, delivery_id, job, kind, label, slot, late, payload,"
+             " operator, accepted_at) VALUES (?, ?, ?, 'timer', 'every 1m', ?, 0, '{}', NULL, ?)")
+RAW_SLOT = ("INSERT INTO slots (job, slot, name, fate, reason, event_seq, recorded_at, count,"
+            " until_slot) VALUES (?, ?, ?, 'ran', '', ?, ?, 1, NULL)")
+RAW_TIMER = ("UPDATE timers SET slot = ?, slot_name = ?, due_at = ?, last_name = ?,"
+             " version = version + 1 WHERE job = ? AND version = 0")
+
+
+def raw_rate(plan: Plan) -> float:
+    """The same rows as a firing writes, with plain executemany, batches of 500, one commit
+    each, into cronduit's own schema (same indexes), WAL and synchronous=FULL."""
+    best = 0.0
+    slot, after, name, next_name = (T0.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                                    (T0 + timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                                    "2026-01-01 00:00 UTC", "2026-01-01 00:01 UTC")
+    jobs = [f"j{i:05d}" for i in range(plan.timers)]
+    events = [(i + 1, f"slot/{job}/2026-01-01T00:00:00Z", job, slot, slot)
+              for i, job in enumerate(jobs)]
+    slots = [(job, slot, name, i + 1, slot) for i, job in enumerate(jobs)]
+    timers = [(after, next_name, after, name, job) for job in jobs]
+    for _ in range(plan.passes):
+        with scratch() as folder:
+            SqliteStore(folder / "cronduit.db").close()  # the schema, by cronduit's migrations
+            db = sqlite3.connect(folder / "cronduit.db", isolation_level=None)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = FULL")
+            db.executemany("INSERT INTO timers (job, timing_key, slot, slot_name, due_at)"
+                           " VALUES (?, 'every 1m', ?, ?, ?)",
+                           [(job, slot, name, slot) for job in jobs])
+            began = time.perf_counter()
+            for start in range(0, plan.timers, BATCH):
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(RAW_EVENT, events[start:start + BATCH])
+                db.executemany(RAW_SLOT, slots[start:start + BATCH])
+                db.executemany(RAW_TIMER, timers[start:start + BATCH])
+                db.execute("COMMIT")
+            took = time.perf_counter() - began
+            db.close()
+        best = max(best, plan.timers / took)
+    return best
+
+
+def part_firings(plan: Plan) -> None:
+    print(f"== 1. Durable firings, no process: {plan.timers:,} timers due at once; "
+          f"best of {plan.passes} ==\n")
+    every = interval_config(plan.timers, "every: 1m")
+    cron = interval_config(plan.timers, "cron: '* * * * *'")
+    minute = T0 + timedelta(minutes=1)
+    raw = raw_rate(plan)
+    rows = [
+        ("raw sqlite3 executemany, batches of 500", raw),
+        ("cronduit Engine._fire_timers, every 1m", engine_rate(every, plan, T0, T0, fire_timers)),
+        ("cronduit Engine._fire_timers, cron * * * * *",
+         engine_rate(cron, plan, T0, minute, fire_timers)),
+        ("cronduit Engine.tick (+ route, run records)", engine_rate(every, plan, T0, T0, tick)),
+    ]
+    peer = run_peer("--store", "sqlite", "--jobs", str(plan.peer_firing_jobs),
+                    "--seconds", str(plan.peer_firing_seconds), "--work", "noop")
+    ran = len(peer["lateness"])  # type: ignore[arg-type]
+    expected = int(peer["expected"])  # type: ignore[call-overload]
+    rows.append((f"APScheduler 3.11 SQLAlchemy/SQLite, {plan.peer_firing_jobs:,} jobs/s",
+                 ran / plan.peer_firing_seconds))
+    header = f"{'path':48} {'firings/s':>10} {'x raw':>6}"
+    print(header)
+    print("-" * len(header))
+    for label, rate in rows:
+        print(f"{label:48} {rate:>10,.0f} {rate / raw:>6.2f}")
+    print(f"\nAPScheduler: {ran:,} of {expected:,} slots ran in {plan.peer_firing_seconds} s; "
+          f"missed {1 - ran / expected:.1%} (offered {plan.peer_firing_jobs:,}/s)")
+    ratio = rows[1][1] / raw
+    print(f"target: cronduit's firing path >= 50% of raw SQLite: {ratio:.0%}, "
+          f"{'met' if ratio >= 0.5 else 'not met'}\n")
+
+
+# -- 2. runs through the daemon --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Load:
+    """One workload of ``jobs`` jobs every second over ``seconds``: what ran, how late."""
+
+    system: str
+    jobs: int
+    seconds: int
+    lateness: list[float]
+    fired: list[float] | None
+    cpu: float
+
+    @property
+    def expected(self) -> int:
+        return self.jobs * self.seconds
+
+    @property
+    def ran(self) -> int:
+        return len(self.lateness)
+
+    @property
+    def missed(self) -> int:
+        return self.expected - self.ran
+
+    @property
+    def rate(self) -> float:
+        return self.ran / self.seconds
+
+
+def cronduit_load(jobs: int, seconds: int) -> Load:
+    """``jobs`` jobs ``every: 1s`` running ``/bin/true`` through ``cronduit serve``."""
+    with scratch() as folder:
+        lines = (f"j{i:04d}: {{command: [/bin/true], every: 1s}}" for i in range(jobs))
+        # kept_runs above the runs per job in the window: every attempt's files stay readable
+        config = write_config(folder, lines, kept_runs=1000)
+        with daemon(config) as served:
+            served.wait_for("serving ")
+            before = cpu_seconds(served.process)
+            time.sleep(seconds + GRACE)
+            cpu = cpu_seconds(served.process) - before
+        found = firings(folder)
+    t0 = min(firing.slot for firing in found)
+    window = [firing for firing in found if firing.slot < t0 + timedelta(seconds=seconds)]
+    lateness = [firing.started - firing.slot.timestamp() for firing in window
+                if firing.started is not None]
+    fired = [(firing.accepted_at - firing.slot).total_seconds() for firing in window]
+    return Load("cronduit serve (SQLite)", jobs, seconds, lateness, fired, cpu)
+
+
+def apscheduler_load(store: str, jobs: int, seconds: int) -> Load:
+    peer = run_peer("--store", store, "--jobs", str(jobs), "--seconds", str(seconds),
+                    "--work", "true")
+    lateness: list[float] = peer["lateness"]  # type: ignore[assignment]
+    name = "SQLAlchemy/SQLite" if store == "sqlite" else "memory"
+    return Load(f"APScheduler 3.11 {name}", jobs, seconds, lateness, None,
+                float(peer["cpu_s"]))  # type: ignore[arg-type]
+
+
+def print_loads(loads: list[Load], spawn_rate: float | None = None) -> None:
+    first = "system" if spawn_rate is None else "cronduit serve, jobs every 1s"
+    tail = "fired p99 CPU s CPU ms/run" if spawn_rate is None else "fired p99 x spawn rate"
+    header = (f"{first:36} {'jobs':>5} {'slots':>6} {'ran':>6} {'missed':>6} {'late p50':>8} "
+              f"{'late p99':>8} {'late max':>8} {'runs/s':>7} " + tail)
+    print(header)
+    print("-" * len(header))
+    for load in loads:
+        fired = ms(percentile(load.fired, 0.99)) if load.fired is not None else "-"
+        line = (f"{load.system if spawn_rate is None else '':36} {load.jobs:>5} "
+                f"{load.expected:>6} {load.ran:>6} {load.missed:>6} "
+                f"{ms(percentile(load.lateness, 0.5)):>8} {ms(percentile(load.lateness, 0.99)):>8} "
+                f"{ms(max(load.lateness, default=math.nan)):>8} {load.rate:>7,.0f} {fired:>9}")
+        if spawn_rate is None:
+            per_run = load.cpu / max(load.ran, 1) * 1000
+            line += f" {load.cpu:>5.1f} {per_run:>10.2f}"
+        else:
+            line += f" {load.rate / spawn_rate:>12.2f}"
+        print(line)
+    print()
+
+
+def ramp(plan: Plan, main: Load) -> list[Load]:
+    """Step the job count up until slots are missed (reusing the main run's count)."""
+    steps: list[Load] = []
+    for jobs in plan.ramp:
+        load = main if jobs == main.jobs else cronduit_load(jobs, plan.ramp_window)
+        steps.append(load)
+        if load.missed:
+            break
+    return steps
+
+
+def part_runs(plan: Plan) -> None:
+    print(f"== 2. Jobs due every second running /bin/true; lateness in ms, slot -> process "
+          f"start; window {plan.window} s ==\n")
+    spawn_rate = measure_spawn_rate(plan.spawn_seconds)
+    main = cronduit_load(plan.jobs, plan.window)
+    loads = [main, apscheduler_load("sqlite", plan.jobs, plan.window),
+             apscheduler_load("memory", plan.jobs, plan.window)]
+    print_loads(loads)
+    for peer in loads[1:]:
+        print(f"cronduit / {peer.system}: runs/s x{main.rate / max(peer.rate, 1e-9):.2f}, "
+              f"CPU per run x{(main.cpu / max(main.ran, 1)) / (peer.cpu / max(peer.ran, 1)):.2f}")
+    floor = math.ceil(0.99 * plan.jobs) / spawn_rate
+    p99 = percentile(main.lateness, 0.99)
+    met = p99 <= 0.05 and main.missed == 0
+    print(f"note: the {plan.jobs} slots of a second share one instant; starting 99% of them "
+          f"one after another at the bare spawn rate takes {floor * 1000:,.0f} ms")
+    print(f"target: p99 <= 50 ms with no slot missed at {plan.jobs} jobs/s: p99 {ms(p99)} ms, "
+          f"{main.missed} missed, {'met' if met else 'not met'}\n")
+    print(f"bare process start rate (measure_spawn_rate, posix_spawn /bin/true): "
+          f"{spawn_rate:,.0f}/s; steps of {plan.ramp_window} s until slots are missed\n")
+    steps = ramp(plan, main)
+    print_loads(steps, spawn_rate)
+    sustained = max((load.rate for load in steps if not load.missed), default=0.0)
+    share = sustained / spawn_rate
+    print(f"target: sustained runs/s >= 50% of the start rate: {sustained:,.0f}/s = "
+          f"{share:.0%} of {spawn_rate:,.0f}/s, {'met' if share >= 0.5 else 'not met'}\n")
+
+
+# -- 3. an idle daemon -----------------------------------------------------------------------
+
+
+def far_cron(index: int) -> str:
+    """A distinct cron expression per job, all in the first week of January."""
+    return f"{index % 60} {(index // 60) % 24} {1 + index // 1440} 1 *"
+
+
+@dataclass(frozen=True)
+class Idle:
+    system: str
+    startup: float
+    restart: float | None
+    cpu_percent: float
+    rss: int
+    rss_one: int
+    jobs: int
+
+    @property
+    def per_job(self) -> float:
+        return (self.rss - self.rss_one) / self.jobs
+
+
+def idle_figures(served: Served, seconds: float) -> tuple[float, int]:
+    """CPU % over ``seconds`` of idling, after a settling second, and the RSS after."""
+    time.sleep(SETTLE)
+    before, began = cpu_seconds(served.process), time.perf_counter()
+    time.sleep(seconds)
+    cpu = cpu_seconds(served.process) - before
+    return cpu / (time.perf_counter() - began) * 100, served.process.memory_info().rss
+
+
+def cronduit_idle(plan: Plan) -> Idle:
+    def config(folder: Path, jobs: int) -> Path:
+        return write_config(folder, (f"j{i:05d}: {{command: [/bin/true], cron: '{far_cron(i)}'}}"
+                                     for i in range(jobs)))
+
+    with scratch() as folder:
+        path = config(folder, plan.idle_jobs)
+        with daemon(path) as served:
+            startup = served.wait_for(f"serving {plan.idle_jobs} jobs")
+            cpu_percent, rss = idle_figures(served, plan.idle_seconds)
+        with daemon(path) as served:
+            restart = served.wait_for(f"serving {plan.idle_jobs} jobs")
+    with scratch() as folder, daemon(config(folder, 1)) as served:
+        served.wait_for("serving 1 jobs")
+        _, rss_one = idle_figures(served, min(plan.idle_seconds, 3.0))
+    return Idle("cronduit serve (SQLite)", startup, restart, cpu_percent, rss, rss_one,
+                plan.idle_jobs)
+
+
+def apscheduler_idle(store: str, plan: Plan) -> Idle:
+    def peer(folder: Path, jobs: int) -> Served:
+        return Served([sys.executable, str(PEER), "--store", store, "--jobs", str(jobs),
+                       "--work", "idle", "--db", str(folder / "jobs.sqlite")], folder)
+
+    restart = None
+    with scratch() as folder:
+        with peer(folder, plan.idle_jobs) as served:
+            startup = served.wait_for(f"serving {plan.idle_jobs} jobs", timeout=300)
+            cpu_percent, rss = idle_figures(served, plan.idle_seconds)
+        if store == "sqlite":
+            with peer(folder, plan.idle_jobs) as served:
+                restart = served.wait_for(f"serving {plan.idle_jobs} jobs")
+    with scratch() as folder, peer(folder, 1) as served:
+        served.wait_for("serving 1 jobs")
+        _, rss_one = idle_figures(served, min(plan.idle_seconds, 3.0))
+    name = "SQLAlchemy/SQLite" if store == "sqlite" else "memory"
+    return Idle(f"APScheduler 3.11 {name}", startup, restart, cpu_percent, rss, rss_one,
+                plan.idle_jobs)
+
+
+def part_idle(plan: Plan) -> None:
+    print(f"== 3. Idle with {plan.idle_jobs:,} cron jobs armed weeks ahead; "
+          f"CPU over {plan.idle_seconds:.0f} s ==\n")
+    rows = [cronduit_idle(plan), apscheduler_idle("sqlite", plan),
+            apscheduler_idle("memory", plan)]
+    header = (f"{'system':36} {'start-up s':>10} {'restart s':>9} {'idle CPU':>8} "
+              f"{'RSS MiB':>7} {'1-job MiB':>9} {'KiB/job':>7}")
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        restart = "-" if row.restart is None else f"{row.restart:.2f}"
+        print(f"{row.system:36} {row.startup:>10.2f} {restart:>9} {row.cpu_percent:>7.2f}% "
+              f"{row.rss / 2**20:>7.1f} {row.rss_one / 2**20:>9.1f} {row.per_job / 1024:>7.2f}")
+    mine = rows[0]
+    checks = [("start-up < 2 s", mine.startup < 2.0, f"{mine.startup:.2f} s"),
+              ("idle CPU < 1%", mine.cpu_percent < 1.0, f"{mine.cpu_percent:.2f}%"),
+              ("RSS < 5 KiB per job", mine.per_job < 5 * 1024, f"{mine.per_job / 1024:.2f} KiB")]
+    print()
+    for name, ok, figure in checks:
+        print(f"target: {name}: {figure}, {'met' if ok else 'not met'}")
+    print()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter windows (~90 s)")
+    plan = QUICK if parser.parse_args().quick else FULL
+    began = time.perf_counter()
+    print(f"python {sys.version.split()[0]}; {'quick' if plan is QUICK else 'full'} run\n")
+    part_firings(plan)
+    part_runs(plan)
+    part_idle(plan)
+    print(f"total {time.perf_counter() - began:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
