@@ -46,7 +46,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from _daemon import Served, cpu_seconds, daemon, firings, write_config
-
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
 from cronduit.engine import BATCH, Engine

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import fields
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -19,7 +19,6 @@ from typing import Any, Protocol, TypeVar
 from cronduit.ports import Conflict, Event, NewEvent, Run, RunEnd, SlotRecord, Timer
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _LOW = "0000-01-01T00:00:00.000000Z"
 _HIGH = "9999-12-31T23:59:59.999999Z"
 
@@ -28,13 +27,15 @@ def to_text(instant: datetime | None) -> str | None:
     """An instant in the store's one fixed-width UTC text form (sorts as it compares)."""
     if instant is None:
         return None
-    return instant.astimezone(UTC).strftime(_TIME_FORMAT)
+    if instant.utcoffset():
+        instant = instant.astimezone(UTC)
+    return instant.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def from_text(text: str | None) -> datetime | None:
     if text is None:
         return None
-    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=UTC)
+    return datetime.fromisoformat(text)  # the "Z" suffix reads as UTC
 
 
 @cache
@@ -66,7 +67,7 @@ _BOOL_FIELDS = frozenset({"late", "exclusive", "files_pruned", "chained"})
 
 
 def _record(kind: type[R], columns: Sequence[str], row: Sequence[Any]) -> R:
-    wanted = {f.name for f in fields(kind)}  # type: ignore[arg-type]
+    wanted = _field_names(kind)
     values: dict[str, Any] = {}
     for name, raw in zip(columns, row, strict=True):
         if name in _TIME_FIELDS:
@@ -76,6 +77,22 @@ def _record(kind: type[R], columns: Sequence[str], row: Sequence[Any]) -> R:
         elif name in wanted:
             values[name] = raw
     return kind(**{name: value for name, value in values.items() if name in wanted})
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))
+    return names
+
+
+def _values(record: object) -> dict[str, Any]:
+    """A record's fields, shallow: ``dataclasses.asdict`` deep-copies every value, which
+    made it the most expensive step of a firing."""
+    return {name: getattr(record, name) for name in _field_names(type(record))}
 
 
 def _params(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,7 +138,7 @@ class SqlTransaction:
     # events ------------------------------------------------------------------------------
 
     def insert_event(self, event: NewEvent) -> int | None:
-        row = self._run("insert_event", **asdict(event)).fetchone()
+        row = self._run("insert_event", **_values(event)).fetchone()
         return None if row is None else int(row[0])
 
     def event_by_delivery(self, delivery_id: str) -> Event | None:
@@ -152,10 +169,10 @@ class SqlTransaction:
         return self._one(Timer, "get_timer", job=job)
 
     def put_timer(self, timer: Timer) -> None:
-        self._run("put_timer", **asdict(timer))
+        self._run("put_timer", **_values(timer))
 
     def advance_timer(self, timer: Timer, expected_version: int) -> bool:
-        values = asdict(timer)
+        values = _values(timer)
         del values["version"], values["timing_key"]
         return self._run("advance_timer", expected_version=expected_version, **values).rowcount == 1
 
@@ -163,7 +180,7 @@ class SqlTransaction:
         self._run("delete_timer", job=job)
 
     def record_slot(self, record: SlotRecord) -> bool:
-        return self._run("record_slot", **asdict(record)).rowcount == 1
+        return self._run("record_slot", **_values(record)).rowcount == 1
 
     def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:
         return self._all(SlotRecord, "slots", job=job, start=to_text(start) or _LOW,
@@ -172,7 +189,7 @@ class SqlTransaction:
     # runs --------------------------------------------------------------------------------
 
     def insert_run(self, run: Run) -> None:
-        self._run("insert_run", **asdict(run))
+        self._run("insert_run", **_values(run))
 
     def update_run(self, run_id: str, **values: object) -> None:
         if not values:
