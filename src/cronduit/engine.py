@@ -17,7 +17,7 @@ import json
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from cronduit.core.catchup import (
     CatchUpPolicy,
@@ -63,6 +63,8 @@ from cronduit.ports import (
 
 BATCH = 500
 """Triggers fired or routed per transaction: one commit for many (group commit)."""
+LAUNCH_CHUNK = 64
+"""Processes started per tick; the rest wait for the next tick, after timers have fired."""
 NO_RETRY = Retry()
 
 Log = Callable[[str], None]
@@ -103,6 +105,9 @@ class Engine:
         self.log = log
         self.config = config
         self._schedules: dict[str, Schedule] = {}
+        self._waiting_launch: list[_Launch] = []
+        """Attempts committed as started but not launched yet: launched a chunk per tick, so
+        a burst of runs never holds up the firing of timers behind it."""
         self._set_config(config)
 
     # -- config ------------------------------------------------------------------------------
@@ -118,7 +123,8 @@ class Engine:
     def apply(self, config: Config, now: datetime) -> list[str]:
         """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
         edit rules; the list of changes, for the operator."""
-        self._set_config(config)
+        if config is not self.config:
+            self._set_config(config)
         changes: list[str] = []
         with self.store.transaction() as tx:
             stored = {timer.job: timer for timer in tx.timers()}
@@ -429,25 +435,32 @@ class Engine:
             with self.store.transaction() as tx:
                 for run in outbox.prunes:
                     tx.update_run(run.id, files_pruned=True)
-        if not outbox.launches:
+        self._waiting_launch.extend(outbox.launches)
+        if not self._waiting_launch:
             return
+        chunk = self._waiting_launch[:LAUNCH_CHUNK]
+        del self._waiting_launch[:LAUNCH_CHUNK]
         with self.store.transaction() as tx:
             triggers = [_trigger_event(tx.events_of_run(launch.run.id), launch.run)
-                        for launch in outbox.launches]
+                        for launch in chunk]
         self.checkpoint("launching")
-        launched: list[tuple[str, int, int]] = []
-        for launch, trigger in zip(outbox.launches, triggers, strict=True):
-            job = self.config.jobs.get(launch.run.job)
-            if job is None:
-                continue  # removed while its run was being started; the attempt never began
-            pid, started = self.runner.launch(launch.run, job, trigger, launch.attempt)
-            launched.append((launch.run.id, pid, started))
+        batch = [
+            (launch.run, job, trigger, launch.attempt)
+            for launch, trigger in zip(chunk, triggers, strict=True)
+            # a job removed while its run was being started: the attempt never began
+            if (job := self.config.jobs.get(launch.run.job)) is not None
+        ]
+        started = self.runner.launch_many(batch)
+        launched = [(run.id, pid, when) for (run, _, _, _), (pid, when) in zip(batch, started,
+                                                                             strict=True)]
         if launched:
             with self.store.transaction() as tx:
-                for run_id, pid, started in launched:
-                    tx.update_run(run_id, pid=pid, pid_start=started)
+                for run_id, pid, when in launched:
+                    tx.update_run(run_id, pid=pid, pid_start=when)
 
     def _next_due(self) -> datetime | None:
+        if self._waiting_launch:
+            return datetime.min.replace(tzinfo=UTC)  # more to launch: come back at once
         with self.store.transaction() as tx:
             return tx.next_due(with_timers=self.dispatch)
 

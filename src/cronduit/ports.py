@@ -251,6 +251,11 @@ class Runner(Protocol):
         """Start attempt ``attempt`` of ``run``; its (pid, process start time)."""
         ...
 
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[tuple[int, int]]:
+        """:meth:`launch` for several attempts at once (they may start concurrently); the
+        (pid, process start time) of each, in order."""
+        ...
+
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         """After a restart: adopt a live attempt ("running"), report an ended one, or say it
         never started (so it may be launched, once)."""

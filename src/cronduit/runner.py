@@ -11,7 +11,8 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +39,7 @@ from cronduit.executor import (
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
 
+LAUNCH_THREADS = 4
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
 """Variables of the daemon's own environment a job inherits; the rest (where secrets may
 live) reaches a job only by name, through ``env`` and ``secrets``."""
@@ -59,6 +61,8 @@ class ProcessRunner:
         self._stopped: dict[str, str] = {}
         self._ended: list[tuple[str, int, AttemptReport]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._pool = ThreadPoolExecutor(max_workers=LAUNCH_THREADS,
+                                        thread_name_prefix="cronduit-launch")
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Watch processes on ``loop`` (the daemon's)."""
@@ -67,11 +71,26 @@ class ProcessRunner:
     # -- the Runner protocol ----------------------------------------------------------------
 
     def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
+        started = self._start(run, job, trigger, attempt)
+        self._watch(run.id, attempt, started)
+        return started.pid, started.start_time
+
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[tuple[int, int]]:
+        """Start attempts on a few threads: creating files and spawning wait on the disk and
+        the kernel with the GIL released, so the waits overlap. Watching stays on the loop."""
+        if len(launches) == 1:
+            return [self.launch(*launches[0])]
+        started = list(self._pool.map(lambda item: self._start(*item), launches))
+        for (run, _, _, attempt), attempt_started in zip(launches, started, strict=True):
+            self._watch(run.id, attempt, attempt_started)
+        return [(s.pid, s.start_time) for s in started]
+
+    def _start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt:
         folder = self.paths.run(run.id)
         output = self.paths.output(run.id)
         output.mkdir(parents=True, exist_ok=True)
         trigger_file = self.paths.trigger_file(run.id)
-        if not trigger_file.exists():
+        if attempt == 1 or not trigger_file.exists():
             trigger_file.write_text(_trigger_document(trigger, run))
         spec = LaunchSpec(
             run_id=run.id,
@@ -83,9 +102,7 @@ class ProcessRunner:
             attempt_dir=self.paths.attempt(run.id, attempt),
             log_path=folder / "log",
         )
-        started = launch(spec)
-        self._watch(run.id, attempt, started)
-        return started.pid, started.start_time
+        return launch(spec)
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         attempt_dir = self.paths.attempt(run.id, run.attempts)

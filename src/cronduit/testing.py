@@ -6,6 +6,7 @@ schedules in milliseconds: the test decides when time passes and how each attemp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -64,6 +65,9 @@ class FakeRunner:
         self.launched.append(Launched(run, job, trigger, attempt, pid))
         self._live[run.id] = attempt
         return pid, pid * 7
+
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[tuple[int, int]]:
+        return [self.launch(*launch) for launch in launches]
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         found = self.recovered.get(run.id, "running")

@@ -206,7 +206,7 @@ class CronExpression:
         return (in_days or in_weekdays) if self.day_or else (in_days and in_weekdays)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65_536)
 def _parse_expression(text: str) -> CronExpression:
     if not isinstance(text, str):
         raise CronError("a cron expression must be a string")
@@ -543,7 +543,7 @@ class Cron:
         return self.plan.instants_before(instant)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=65_536)
 def cron_plan(parsed: CronExpression, tz: str, dst: DstPolicy) -> DailyPlan:
     """The daily plan of a parsed expression; cached, as jobs ask for the same one often."""
     times = tuple(h * 3600 + m * 60 for h in parsed.hours for m in parsed.minutes)

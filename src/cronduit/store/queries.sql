@@ -80,8 +80,10 @@ SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
 
 -- name: runs_to_prune
 SELECT * FROM runs
-WHERE job = :job AND state = 'ended' AND files_pruned = 0 AND id NOT IN (
-    SELECT id FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :keep
+WHERE job = :job AND state = 'ended' AND files_pruned = 0 AND seq < (
+    SELECT COALESCE(MIN(seq), 0) FROM (
+        SELECT seq FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :keep
+    ) AS newest
 )
 ORDER BY seq;
 

@@ -81,6 +81,7 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_job ON runs (job, seq);
 CREATE INDEX runs_active ON runs (state);
+CREATE INDEX runs_unpruned ON runs (job, seq) WHERE state = 'ended' AND files_pruned = 0;
 -- At most one run in progress per job where the overlap policy says runs exclude each other.
 CREATE UNIQUE INDEX runs_one_exclusive ON runs (job) WHERE exclusive = 1 AND state <> 'ended';
 
