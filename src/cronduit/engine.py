@@ -285,7 +285,7 @@ class Engine:
             tx.set_event_state([event.seq], "unmatched", None)
             outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
             return
-        state, runs = self._job_state(tx, job)
+        state = self._job_state(tx, job)
         kind = TriggerKind(event.kind)
         arrival = on_arrival(state, _trigger(event), _policy(job).of(kind),
                              job.overlap.max_parallel)
@@ -298,21 +298,20 @@ class Engine:
         elif decision is Decision.WAIT:
             tx.set_event_state([event.seq], "waiting", None)
         elif decision is Decision.JOIN:
-            sleeping = next(run for run in runs if run.state == "backoff")
+            sleeping = next(run for run in tx.active_runs(job.name) if run.state == "backoff")
             tx.set_event_state([event.seq], "consumed", sleeping.id)
         elif decision is Decision.SKIP:
             self._skip(tx, job, event, arrival.reason or "", now, outbox)
         else:  # REPLACE
             tx.set_event_state([event.seq], "waiting", None)
-            for run in runs:
+            for run in tx.active_runs(job.name):
                 tx.update_run(run.id, cancel_reason="cancelled")
                 outbox.stops.append((run, "cancelled"))
 
-    def _job_state(self, tx: Transaction, job: Job) -> tuple[JobState, list[Run]]:
-        runs = tx.active_runs(job.name)
+    def _job_state(self, tx: Transaction, job: Job) -> JobState:
+        running, backoff = tx.active_count(job.name)
         waiting = tuple(_trigger(event) for event in tx.waiting_events(job.name))
-        in_backoff = any(run.state == "backoff" for run in runs)
-        return JobState(running=len(runs), waiting=waiting, in_backoff=in_backoff), runs
+        return JobState(running=running, waiting=waiting, in_backoff=backoff > 0)
 
     def _skip(self, tx: Transaction, job: Job, event: Event, reason: str, now: datetime,
               outbox: _Outbox) -> None:
@@ -326,7 +325,7 @@ class Engine:
 
     def _start_waiting(self, tx: Transaction, name: str, now: datetime, outbox: _Outbox) -> None:
         job = self.config.jobs[name]
-        state, _ = self._job_state(tx, job)
+        state = self._job_state(tx, job)
         if not state.waiting:
             return
         events = {event.seq: event for event in tx.waiting_events(name)}
@@ -375,7 +374,7 @@ class Engine:
         if verdict.retry_at is not None and job is not None:
             tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
                           exit_status=report.exit_status, reason=verdict.reason, pid=None)
-            state, _ = self._job_state(tx, job)
+            state = self._job_state(tx, job)
             joined = on_backoff(state, _policy(job))
             tx.set_event_state([t.seq for t in joined], "consumed", run.id)
             outbox.lines.append(f"run {run.job} {run.id}: attempt {attempt} failed "
@@ -401,13 +400,11 @@ class Engine:
 
     def _retry_due(self, now: datetime, outbox: _Outbox) -> None:
         with self.store.transaction() as tx:
-            for run in tx.active_runs():
-                if run.state != "backoff" or run.next_attempt_at is None:
-                    continue
+            for run in tx.due_backoffs(now):
                 if deadline_passed(now, run.deadline_at):
                     self._end_run(tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
                                   run.exit_status, now, outbox)
-                elif run.next_attempt_at <= now:
+                elif run.next_attempt_at is not None and run.next_attempt_at <= now:
                     attempt = run.attempts + 1
                     tx.update_run(run.id, state="running", attempts=attempt,
                                   next_attempt_at=None)
@@ -415,12 +412,9 @@ class Engine:
 
     def _enforce_deadlines(self, now: datetime, outbox: _Outbox) -> None:
         with self.store.transaction() as tx:
-            for run in tx.active_runs():
-                if run.state == "running" and run.cancel_reason is None and deadline_passed(
-                    now, run.deadline_at
-                ):
-                    tx.update_run(run.id, cancel_reason="timeout")
-                    outbox.stops.append((run, "timeout"))
+            for run in tx.overdue_runs(now):
+                tx.update_run(run.id, cancel_reason="timeout")
+                outbox.stops.append((run, "timeout"))
 
     # -- carrying decisions out --------------------------------------------------------------
 

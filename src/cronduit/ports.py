@@ -197,6 +197,18 @@ class Transaction(Protocol):
         """Runs not ended (of ``job``, or of every job), oldest first."""
         ...
 
+    def due_backoffs(self, now: datetime) -> list[Run]:
+        """Runs in backoff whose next attempt or deadline has come, oldest first."""
+        ...
+
+    def overdue_runs(self, now: datetime) -> list[Run]:
+        """Running runs past their deadline that nobody has stopped yet, oldest first."""
+        ...
+
+    def active_count(self, job: str) -> tuple[int, int]:
+        """(runs not ended, of which in backoff) for ``job``: the overlap policy's input."""
+        ...
+
     def history(self, job: str, limit: int) -> list[Run]:
         """The job's runs, newest first."""
         ...

@@ -236,3 +236,22 @@ def test_next_due_is_the_soonest_timer_backoff_or_deadline(store: Store) -> None
         tx.update_run("r1", state="ended")
         assert T0 + timedelta(hours=3) == tx.next_due(with_timers=True)
         assert tx.next_due(with_timers=False) is None
+
+
+def test_due_backoffs_overdue_runs_and_active_counts(store: Store) -> None:
+    """The engine's cheap per-tick questions answer from the runs' states and times."""
+    hour = timedelta(hours=1)
+    with store.transaction() as tx:
+        tx.insert_run(Run(id="sleeping", job="a", kind="manual", label="m", state="backoff",
+                          created_at=T0, next_attempt_at=T0 + hour, deadline_at=T0 + 3 * hour))
+        tx.insert_run(Run(id="late", job="b", kind="manual", label="m", state="running",
+                          created_at=T0, deadline_at=T0 + hour))
+        tx.insert_run(Run(id="stopped", job="c", kind="manual", label="m", state="running",
+                          created_at=T0, deadline_at=T0, cancel_reason="timeout"))
+        assert [] == tx.due_backoffs(T0)
+        assert ["sleeping"] == [r.id for r in tx.due_backoffs(T0 + hour)]
+        assert [] == tx.overdue_runs(T0)
+        assert ["late"] == [r.id for r in tx.overdue_runs(T0 + hour)]
+        assert (1, 1) == tx.active_count("a")
+        assert (1, 0) == tx.active_count("b")
+        assert (0, 0) == tx.active_count("nobody")

@@ -124,3 +124,18 @@ SELECT MIN(due) FROM (
     SELECT MIN(deadline_at) AS due FROM runs
     WHERE state = 'running' AND cancel_reason IS NULL
 ) AS candidates;
+
+-- name: due_backoffs
+SELECT * FROM runs
+WHERE state = 'backoff' AND (next_attempt_at <= :now OR deadline_at <= :now)
+ORDER BY seq;
+
+-- name: overdue_runs
+SELECT * FROM runs
+WHERE state = 'running' AND cancel_reason IS NULL AND deadline_at <= :now
+ORDER BY seq;
+
+-- name: active_count
+SELECT COUNT(*) AS running,
+       COALESCE(SUM(CASE WHEN state = 'backoff' THEN 1 ELSE 0 END), 0) AS backoff
+FROM runs WHERE job = :job AND state <> 'ended';

@@ -215,6 +215,16 @@ class SqlTransaction:
             return self._all(Run, "active_runs")
         return self._all(Run, "active_runs_of_job", job=job)
 
+    def due_backoffs(self, now: datetime) -> list[Run]:
+        return self._all(Run, "due_backoffs", now=now)
+
+    def overdue_runs(self, now: datetime) -> list[Run]:
+        return self._all(Run, "overdue_runs", now=now)
+
+    def active_count(self, job: str) -> tuple[int, int]:
+        row = self._run("active_count", job=job).fetchone()
+        return int(row[0]), int(row[1])
+
     def history(self, job: str, limit: int) -> list[Run]:
         return self._all(Run, "history", job=job, limit=limit)
 
