@@ -39,7 +39,7 @@ from cronduit.executor import (
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
 
-LAUNCH_THREADS = 4
+LAUNCH_THREADS = 8
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
 """Variables of the daemon's own environment a job inherits; the rest (where secrets may
 live) reaches a job only by name, through ``env`` and ``secrets``."""
@@ -88,7 +88,9 @@ class ProcessRunner:
     def _start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt:
         folder = self.paths.run(run.id)
         output = self.paths.output(run.id)
-        output.mkdir(parents=True, exist_ok=True)
+        if attempt == 1:  # two mkdir calls, not the probing of parents=True: creates are dear
+            folder.mkdir(parents=True, exist_ok=True)
+        output.mkdir(exist_ok=True)
         trigger_file = self.paths.trigger_file(run.id)
         if attempt == 1 or not trigger_file.exists():
             trigger_file.write_text(_trigger_document(trigger, run))
@@ -130,7 +132,9 @@ class ProcessRunner:
             self._spawn(terminate_async(live[1], GRACE))
 
     def prune(self, run: Run) -> None:
-        shutil.rmtree(self.paths.run(run.id), ignore_errors=True)
+        # Off the loop: a run's files are several unlinks, and at hundreds of runs a second
+        # deleting them inline held up the next launches.
+        self._pool.submit(shutil.rmtree, self.paths.run(run.id), ignore_errors=True)
 
     # -- watching ---------------------------------------------------------------------------
 
