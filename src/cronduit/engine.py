@@ -27,7 +27,7 @@ from cronduit.core.catchup import (
     decide_firing,
     decide_interval_firing,
 )
-from cronduit.core.config.model import Config, Job, Retry
+from cronduit.core.config.model import AfterSpec, Config, Job, Retry
 from cronduit.core.enums import Outcome, TriggerKind
 from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
 from cronduit.core.overlap import (
@@ -105,6 +105,8 @@ class Engine:
         self.log = log
         self.config = config
         self._schedules: dict[str, Schedule] = {}
+        self._followers: dict[str, list[tuple[Job, AfterSpec]]] = {}
+        """Jobs chained (``on.after``) to each job, so a run end finds them at once."""
         self._waiting_launch: list[_Launch] = []
         """Attempts committed as started but not launched yet: launched a chunk per tick, so
         a burst of runs never holds up the firing of timers behind it."""
@@ -119,6 +121,11 @@ class Engine:
             for name, job in config.jobs.items()
             if (schedule := schedule_of(job)) is not None
         }
+        self._followers = {}
+        for job in config.jobs.values():
+            after = job.on.after if job.on is not None else None
+            if after is not None:
+                self._followers.setdefault(after.job, []).append((job, after))
 
     def apply(self, config: Config, now: datetime) -> list[str]:
         """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
@@ -192,8 +199,9 @@ class Engine:
                 elif found != "running":
                     self._attempt_ended(tx, run, run.attempts, found, now, outbox)
             if self.dispatch:
-                for name in self.config.jobs:
-                    self._start_waiting(tx, name, now, outbox)
+                for name in tx.jobs_with_waiting():
+                    if name in self.config.jobs:
+                        self._start_waiting(tx, name, now, outbox)
         self._carry_out(outbox, now)
 
     # -- timers ------------------------------------------------------------------------------
@@ -255,10 +263,7 @@ class Engine:
     def _chain(self, now: datetime) -> None:
         with self.store.transaction() as tx:
             for ended in tx.unchained_run_ends(BATCH):
-                for job in self.config.jobs.values():
-                    after = job.on.after if job.on is not None else None
-                    if after is None or after.job != ended.job:
-                        continue
+                for job, after in self._followers.get(ended.job, ()):
                     if Outcome(ended.outcome) in after.outcomes:
                         label = f"after {ended.job} {ended.outcome}"
                         tx.insert_event(NewEvent(f"after/{job.name}/{ended.run_id}", job.name,
@@ -305,6 +310,10 @@ class Engine:
         else:  # REPLACE
             tx.set_event_state([event.seq], "waiting", None)
             for run in tx.active_runs(job.name):
+                if run.state == "backoff":  # no process to stop: it ends here, cancelled
+                    self._end_run(tx, run, Outcome.CANCELLED, arrival.reason or "",
+                                  run.exit_status, now, outbox)
+                    continue
                 tx.update_run(run.id, cancel_reason="cancelled")
                 outbox.stops.append((run, "cancelled"))
 

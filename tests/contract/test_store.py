@@ -255,3 +255,12 @@ def test_due_backoffs_overdue_runs_and_active_counts(store: Store) -> None:
         assert (1, 1) == tx.active_count("a")
         assert (1, 0) == tx.active_count("b")
         assert (0, 0) == tx.active_count("nobody")
+
+
+def test_jobs_with_waiting_lists_each_job_once(store: Store) -> None:
+    """Start-up looks only at jobs that have triggers waiting."""
+    with store.transaction() as tx:
+        seqs = [tx.insert_event(event(d, job=j)) for d, j in
+                (("1", "b"), ("2", "a"), ("3", "b"), ("4", "c"))]
+        tx.set_event_state([s for s in seqs[:3] if s is not None], "waiting", None)
+        assert ["a", "b"] == tx.jobs_with_waiting()

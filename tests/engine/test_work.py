@@ -215,3 +215,22 @@ def test_kept_runs_prunes_files_of_older_runs_only(make_rig: MakeRig) -> None:
     assert 5 == len(runs)
     assert [r.id for r in runs[:3]] == rig.runner.pruned
     assert [True, True, True, False, False] == [r.files_pruned for r in runs]
+
+
+def test_replace_ends_a_run_sleeping_in_backoff_and_runs_the_new_trigger(
+    make_rig: MakeRig,
+) -> None:
+    """A run in backoff has no process to stop: replace cancels it at once."""
+    rig = make_rig(job("    overlap: replace\n    retry: {attempts: 3, backoff: 1m}\n"), T0)
+    rig.accept("webhook/j/1", "j", "webhook")
+    rig.tick()
+    first = rig.runner.launched[0].run.id
+    rig.runner.finish(first, 1)
+    rig.tick()
+    rig.accept("webhook/j/2", "j", "webhook")
+    rig.tick()
+    outcomes = [(r.id == first, r.outcome) for r in rig.history("j")]
+    assert [(True, "cancelled"), (False, None)] == outcomes
+    assert "webhook/j/2" == rig.runner.launched[1].trigger.delivery_id
+    rig.at(T0 + timedelta(minutes=5))
+    assert 2 == len(rig.runner.launched)

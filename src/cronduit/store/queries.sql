@@ -139,3 +139,6 @@ ORDER BY seq;
 SELECT COUNT(*) AS running,
        COALESCE(SUM(CASE WHEN state = 'backoff' THEN 1 ELSE 0 END), 0) AS backoff
 FROM runs WHERE job = :job AND state <> 'ended';
+
+-- name: jobs_with_waiting
+SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;

@@ -150,6 +150,9 @@ class SqlTransaction:
     def waiting_events(self, job: str) -> list[Event]:
         return self._all(Event, "waiting_events", job=job)
 
+    def jobs_with_waiting(self) -> list[str]:
+        return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
+
     def set_event_state(self, seqs: Sequence[int], state: str, run_id: str | None) -> None:
         for seq in seqs:
             self._run("set_event_state", seq=seq, state=state, run_id=run_id)
