@@ -490,12 +490,16 @@ def part_idle(plan: Plan) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter windows (~90 s)")
-    plan = QUICK if parser.parse_args().quick else FULL
+    parser.add_argument("--part", type=int, choices=(1, 2, 3), action="append",
+                        help="run only this part (repeatable); default all three")
+    args = parser.parse_args()
+    plan = QUICK if args.quick else FULL
+    parts = [(part_firings, part_runs, part_idle)[n - 1] for n in sorted(set(args.part or []))]
     began = time.perf_counter()
     load = os.getloadavg()[0]
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cores; load average {load:.2f} "
           f"at the start; {'quick' if plan is QUICK else 'full'} run\n")
-    for part in (part_firings, part_runs, part_idle):
+    for part in parts or (part_firings, part_runs, part_idle):
         started = time.perf_counter()
         part(plan)
         print(f"(this part took {time.perf_counter() - started:.0f} s)\n")

@@ -81,6 +81,9 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_job ON runs (job, seq);
 CREATE INDEX runs_active ON runs (state);
+-- A job's runs in progress, without reading its whole history (asked per routed trigger).
+CREATE INDEX runs_active_by_job ON runs (job, seq) WHERE state <> 'ended';
+CREATE INDEX runs_in_progress ON runs (seq) WHERE state <> 'ended';
 CREATE INDEX runs_unpruned ON runs (job, seq) WHERE state = 'ended' AND files_pruned = 0;
 -- At most one run in progress per job where the overlap policy says runs exclude each other.
 CREATE UNIQUE INDEX runs_one_exclusive ON runs (job) WHERE exclusive = 1 AND state <> 'ended';
@@ -96,6 +99,8 @@ CREATE TABLE run_ends (
     chained      INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX run_ends_by_job ON run_ends (job, seq);
+-- The chaining step reads only the ends it has not handled: keep that read small forever.
+CREATE INDEX run_ends_unchained ON run_ends (seq) WHERE chained = 0;
 
 -- Small facts about the installation: the daemon's heartbeat, the applied config's digest.
 CREATE TABLE meta (
