@@ -152,7 +152,12 @@ def engine_rate(config: Config, plan: Plan, arm_at: datetime, fire_at: datetime,
 
 
 def fire_timers(engine: Engine, now: datetime) -> None:
-    engine._fire_timers(now)  # the durable timer path alone, nothing routed or launched
+    """The durable timer path alone, nothing routed or launched: a batch per transaction."""
+    while True:
+        with engine.store.transaction() as tx:
+            fired = engine._fire_timers(tx, now)
+        if fired < BATCH:
+            return
 
 
 def tick(engine: Engine, now: datetime) -> None:

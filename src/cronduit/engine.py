@@ -173,16 +173,27 @@ class Engine:
 
     def tick(self, now: datetime) -> datetime | None:
         """Do everything due at ``now``; the next instant something is due (None: nothing)."""
+        # Two write transactions a tick (each a durable commit): attempts that ended and timers
+        # that fired; then routing, chaining, retries and deadlines. Firing commits before
+        # routing reads, so a crash between them leaves accepted triggers to route on restart.
         outbox = _Outbox()
-        self._collect_ended(now, outbox)
-        if self.dispatch:
-            self._fire_timers(now)
-        self._chain(now)
-        self._route(now, outbox)
-        if self.dispatch:
-            self._retry_due(now, outbox)
-            self._enforce_deadlines(now, outbox)
+        ended = self.runner.ended()
+        with self.store.transaction() as tx:
+            self._collect_ended(tx, ended, now, outbox)
+            fired = self._fire_timers(tx, now) if self.dispatch else 0
+        if fired:
+            self.checkpoint("fired")
+        with self.store.transaction() as tx:
+            self._chain(tx, now)
+            routed = self._route(tx, now, outbox)
+            if self.dispatch:
+                self._retry_due(tx, now, outbox)
+                self._enforce_deadlines(tx, now, outbox)
+        if routed:
+            self.checkpoint("routed")
         self._carry_out(outbox, now)
+        if max(fired, routed) == BATCH:
+            return now  # more waiting than one batch: come back at once
         return self._next_due()
 
     def start(self, now: datetime) -> None:
@@ -206,16 +217,12 @@ class Engine:
 
     # -- timers ------------------------------------------------------------------------------
 
-    def _fire_timers(self, now: datetime) -> None:
-        while True:
-            with self.store.transaction() as tx:
-                due = tx.due_timers(now, BATCH)
-                for timer in due:
-                    self._fire(tx, timer, now)
-            if due:
-                self.checkpoint("fired")
-            if len(due) < BATCH:
-                return
+    def _fire_timers(self, tx: Transaction, now: datetime) -> int:
+        """Fire up to one batch of due timers; how many fired."""
+        due = tx.due_timers(now, BATCH)
+        for timer in due:
+            self._fire(tx, timer, now)
+        return len(due)
 
     def _fire(self, tx: Transaction, timer: Timer, now: datetime) -> None:
         job = self.config.jobs.get(timer.job)
@@ -260,29 +267,24 @@ class Engine:
 
     # -- chaining (on.after) -----------------------------------------------------------------
 
-    def _chain(self, now: datetime) -> None:
-        with self.store.transaction() as tx:
-            for ended in tx.unchained_run_ends(BATCH):
-                for job, after in self._followers.get(ended.job, ()):
-                    if Outcome(ended.outcome) in after.outcomes:
-                        label = f"after {ended.job} {ended.outcome}"
-                        tx.insert_event(NewEvent(f"after/{job.name}/{ended.run_id}", job.name,
-                                                 TriggerKind.AFTER, label, now))
-                        self.log(f"trigger {job.name}: {label}")
-                tx.mark_chained(ended.seq)
+    def _chain(self, tx: Transaction, now: datetime) -> None:
+        for ended in tx.unchained_run_ends(BATCH):
+            for job, after in self._followers.get(ended.job, ()):
+                if Outcome(ended.outcome) in after.outcomes:
+                    label = f"after {ended.job} {ended.outcome}"
+                    tx.insert_event(NewEvent(f"after/{job.name}/{ended.run_id}", job.name,
+                                             TriggerKind.AFTER, label, now))
+                    self.log(f"trigger {job.name}: {label}")
+            tx.mark_chained(ended.seq)
 
     # -- routing -----------------------------------------------------------------------------
 
-    def _route(self, now: datetime, outbox: _Outbox) -> None:
-        while True:
-            with self.store.transaction() as tx:
-                events = tx.new_events(BATCH)
-                for event in events:
-                    self._route_one(tx, event, now, outbox)
-            if events:
-                self.checkpoint("routed")
-            if len(events) < BATCH:
-                return
+    def _route(self, tx: Transaction, now: datetime, outbox: _Outbox) -> int:
+        """Route up to one batch of accepted triggers; how many were routed."""
+        events = tx.new_events(BATCH)
+        for event in events:
+            self._route_one(tx, event, now, outbox)
+        return len(events)
 
     def _route_one(self, tx: Transaction, event: Event, now: datetime, outbox: _Outbox) -> None:
         job = self.config.jobs.get(event.job)
@@ -361,16 +363,13 @@ class Engine:
 
     # -- attempts ----------------------------------------------------------------------------
 
-    def _collect_ended(self, now: datetime, outbox: _Outbox) -> None:
-        ended = self.runner.ended()
-        if not ended:
-            return
-        with self.store.transaction() as tx:
-            for run_id, attempt, report in ended:
-                run = tx.get_run(run_id)
-                if run is None or run.state != "running" or run.attempts != attempt:
-                    continue  # already settled (a replayed report)
-                self._attempt_ended(tx, run, attempt, report, now, outbox)
+    def _collect_ended(self, tx: Transaction, ended: list[tuple[str, int, AttemptReport]],
+                       now: datetime, outbox: _Outbox) -> None:
+        for run_id, attempt, report in ended:
+            run = tx.get_run(run_id)
+            if run is None or run.state != "running" or run.attempts != attempt:
+                continue  # already settled (a replayed report)
+            self._attempt_ended(tx, run, attempt, report, now, outbox)
 
     def _attempt_ended(self, tx: Transaction, run: Run, attempt: int, report: AttemptReport,
                        now: datetime, outbox: _Outbox) -> None:
@@ -403,27 +402,26 @@ class Engine:
         job = self.config.jobs.get(run.job)
         if job is None:
             return
-        outbox.prunes.extend(tx.runs_to_prune(job.name, self.config.settings.kept_runs))
+        for old in tx.runs_to_prune(job.name, self.config.settings.kept_runs):
+            tx.update_run(old.id, files_pruned=True)
+            outbox.prunes.append(old)
         if self.dispatch:
             self._start_waiting(tx, job.name, now, outbox)
 
-    def _retry_due(self, now: datetime, outbox: _Outbox) -> None:
-        with self.store.transaction() as tx:
-            for run in tx.due_backoffs(now):
-                if deadline_passed(now, run.deadline_at):
-                    self._end_run(tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
-                                  run.exit_status, now, outbox)
-                elif run.next_attempt_at is not None and run.next_attempt_at <= now:
-                    attempt = run.attempts + 1
-                    tx.update_run(run.id, state="running", attempts=attempt,
-                                  next_attempt_at=None)
-                    outbox.launches.append(_Launch(replace(run, attempts=attempt), attempt))
+    def _retry_due(self, tx: Transaction, now: datetime, outbox: _Outbox) -> None:
+        for run in tx.due_backoffs(now):
+            if deadline_passed(now, run.deadline_at):
+                self._end_run(tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
+                              run.exit_status, now, outbox)
+            elif run.next_attempt_at is not None and run.next_attempt_at <= now:
+                attempt = run.attempts + 1
+                tx.update_run(run.id, state="running", attempts=attempt, next_attempt_at=None)
+                outbox.launches.append(_Launch(replace(run, attempts=attempt), attempt))
 
-    def _enforce_deadlines(self, now: datetime, outbox: _Outbox) -> None:
-        with self.store.transaction() as tx:
-            for run in tx.overdue_runs(now):
-                tx.update_run(run.id, cancel_reason="timeout")
-                outbox.stops.append((run, "timeout"))
+    def _enforce_deadlines(self, tx: Transaction, now: datetime, outbox: _Outbox) -> None:
+        for run in tx.overdue_runs(now):
+            tx.update_run(run.id, cancel_reason="timeout")
+            outbox.stops.append((run, "timeout"))
 
     # -- carrying decisions out --------------------------------------------------------------
 
@@ -434,10 +432,6 @@ class Engine:
             self.runner.stop(run, why)
         for run in outbox.prunes:
             self.runner.prune(run)
-        if outbox.prunes:
-            with self.store.transaction() as tx:
-                for run in outbox.prunes:
-                    tx.update_run(run.id, files_pruned=True)
         self._waiting_launch.extend(outbox.launches)
         if not self._waiting_launch:
             return

@@ -76,7 +76,8 @@ def test_a_crash_between_firing_and_routing_loses_nothing(make_rig: MakeRig) -> 
     """The firing commits; the daemon dies before routing; the restart runs the slot once."""
     rig = make_rig(DAILY, utc("2026-06-01T00:00"))
     rig.clock.set(utc("2026-06-01T00:30"))
-    rig.engine._fire_timers(rig.clock.now())  # the firing transaction, then the "crash"
+    with rig.store.transaction() as tx:  # the firing transaction, then the "crash"
+        assert 1 == rig.engine._fire_timers(tx, rig.clock.now())
     assert [] == rig.runner.launched
     rig.restart()
     rig.tick()
