@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psutil
 
+from cronduit.paths import StatePaths
 from cronduit.store.sql import from_text
 
 
@@ -135,7 +136,7 @@ def firings(folder: Path) -> list[Firing]:
     for slot, accepted_at, run_id in rows:
         started = None
         if run_id is not None:
-            marker = state / "runs" / run_id / "attempt-1" / "started"
+            marker = StatePaths(state).attempt(run_id, 1) / "started"
             started = marker.stat().st_mtime_ns / 1e9 if marker.exists() else None
         found.append(Firing(_instant(slot), _instant(accepted_at), started))
     return found

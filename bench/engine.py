@@ -161,7 +161,9 @@ def fire_timers(engine: Engine, now: datetime) -> None:
 
 
 def tick(engine: Engine, now: datetime) -> None:
-    engine.tick(now)
+    """Whole ticks (fire, route, record runs) until nothing more is due at ``now``."""
+    while (due := engine.tick(now)) is not None and due <= now:
+        pass
 
 
 RAW_EVENT = ("INSERT INTO events (seq, delivery_id, job, kind, label, slot, late, payload,"
