@@ -437,6 +437,15 @@ class Engine:
             return
         chunk = self._waiting_launch[:LAUNCH_CHUNK]
         del self._waiting_launch[:LAUNCH_CHUNK]
+        late = [launch for launch in chunk if deadline_passed(now, launch.run.deadline_at)]
+        if late:  # its whole-run deadline came while it waited to start: it never starts
+            chunk = [launch for launch in chunk if launch not in late]
+            ended = _Outbox()
+            with self.store.transaction() as tx:
+                for launch in late:
+                    self._end_run(tx, launch.run, Outcome.TIMEOUT,
+                                  "deadline passed before the process started", None, now, ended)
+            self._carry_out(ended, now)
         with self.store.transaction() as tx:
             triggers = [_trigger_event(tx.events_of_run(launch.run.id), launch.run)
                         for launch in chunk]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from cronduit.engine import LAUNCH_CHUNK
 from tests.engine.conftest import Rig
 
 MakeRig = Callable[..., Rig]
@@ -234,3 +235,21 @@ def test_replace_ends_a_run_sleeping_in_backoff_and_runs_the_new_trigger(
     assert "webhook/j/2" == rig.runner.launched[1].trigger.delivery_id
     rig.at(T0 + timedelta(minutes=5))
     assert 2 == len(rig.runner.launched)
+
+
+def test_runs_waiting_to_launch_past_their_deadline_never_start(make_rig: MakeRig) -> None:
+    """A burst larger than a launch chunk: runs whose deadline passes in the queue end as
+    timeout without a process."""
+    count = LAUNCH_CHUNK + 6
+    text = "jobs:\n" + "".join(f"  j{n}:\n    run: x\n    timeout: 1s\n" for n in range(count))
+    rig = make_rig(text, T0)
+    for n in range(count):
+        rig.accept(f"manual/{n}", f"j{n}", "manual")
+    rig.tick()
+    assert LAUNCH_CHUNK == len(rig.runner.launched)
+    rig.advance(timedelta(seconds=2))
+    assert LAUNCH_CHUNK == len(rig.runner.launched)
+    late = [run for n in range(count) for run in rig.history(f"j{n}")
+            if run.reason == "deadline passed before the process started"]
+    assert 6 == len(late)
+    assert {"timeout"} == {run.outcome for run in late}
