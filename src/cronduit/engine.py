@@ -26,6 +26,7 @@ from cronduit.core.catchup import (
     arm_new,
     decide_firing,
     decide_interval_firing,
+    slot_instant,
 )
 from cronduit.core.config.model import AfterSpec, Config, Job, Retry
 from cronduit.core.enums import Outcome, TriggerKind
@@ -166,7 +167,7 @@ class Engine:
 
     def _due_of(self, job: Job, schedule: Schedule) -> Callable[[Slot], datetime]:
         if not job.jitter or not isinstance(schedule, CalendarSchedule):
-            return lambda slot: slot.instant
+            return slot_instant
         return lambda slot: next_jittered(schedule, job.name, slot, job.jitter)
 
     # -- the tick ----------------------------------------------------------------------------

@@ -100,8 +100,12 @@ DueOf = Callable[[Slot], datetime]
 """A slot's due time (instant plus jitter); the identity when the job has no jitter."""
 
 
-def _instant(slot: Slot) -> datetime:
+def slot_instant(slot: Slot) -> datetime:
+    """The due time of a slot of a job without jitter: the slot itself."""
     return slot.instant
+
+
+_instant = slot_instant
 
 
 def _late_by(now: datetime, due: datetime) -> float:
@@ -252,9 +256,10 @@ def arm_new(schedule: CalendarSchedule | IntervalSchedule, now: datetime,
     if isinstance(schedule, IntervalSchedule):
         slot = schedule.slot_at(now)
         return Arming(slot, now)
-    latest = schedule.latest_at_or_before(now)
-    if latest is not None and due_of(latest) > now:  # its jitter has not elapsed yet
-        return Arming(latest, due_of(latest))
+    if due_of is not slot_instant:
+        latest = schedule.latest_at_or_before(now)
+        if latest is not None and due_of(latest) > now:  # its jitter has not elapsed yet
+            return Arming(latest, due_of(latest))
     following = next(schedule.slots_after(now), None)
     return None if following is None else Arming(following, due_of(following))
 
