@@ -141,14 +141,17 @@ class Engine:
                     tx.delete_timer(name)
                     changes.append(f"{name}: timer removed")
             if self.dispatch:
+                armed: list[Timer] = []
                 for name, schedule in self._schedules.items():
-                    change = self._arm(tx, config.jobs[name], schedule, stored.get(name), now)
+                    change = self._arm(config.jobs[name], schedule, stored.get(name), now,
+                                       armed)
                     if change:
                         changes.append(f"{name}: {change}")
+                tx.put_timers(armed)
         return changes
 
-    def _arm(self, tx: Transaction, job: Job, schedule: Schedule, timer: Timer | None,
-             now: datetime) -> str | None:
+    def _arm(self, job: Job, schedule: Schedule, timer: Timer | None, now: datetime,
+             armed: list[Timer]) -> str | None:
         key = job.timing_key or ""
         if timer is not None and timer.timing_key == key:
             return None  # an unchanged timer is left alone, across restarts too
@@ -160,7 +163,7 @@ class Engine:
         if arming is None:
             return None
         last_name = None if timer is None else timer.last_name
-        tx.put_timer(Timer(job.name, key, arming.slot.instant, arming.slot.name, arming.due,
+        armed.append(Timer(job.name, key, arming.slot.instant, arming.slot.name, arming.due,
                            last_name))
         verb = "timer armed" if timer is None else "timing changed, timer re-armed"
         return f"{verb} for {format_utc(arming.due)}"

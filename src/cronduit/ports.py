@@ -174,6 +174,10 @@ class Transaction(Protocol):
         """Create or replace ``timer.job``'s timer (config apply and start-up)."""
         ...
 
+    def put_timers(self, timers: Sequence[Timer]) -> None:
+        """:meth:`put_timer` for many timers in one statement (start-up of large configs)."""
+        ...
+
     def advance_timer(self, timer: Timer, expected_version: int) -> bool:
         """Write ``timer`` only if the stored version is ``expected_version`` (replay guard)."""
         ...

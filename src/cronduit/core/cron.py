@@ -543,7 +543,7 @@ class Cron:
         return self.plan.instants_before(instant)
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=1024)
 def cron_plan(parsed: CronExpression, tz: str, dst: DstPolicy) -> DailyPlan:
     """The daily plan of a parsed expression; cached, as jobs ask for the same one often."""
     times = tuple(h * 3600 + m * 60 for h in parsed.hours for m in parsed.minutes)

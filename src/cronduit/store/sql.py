@@ -50,6 +50,7 @@ class Cursor(Protocol):
     """The part of a DB-API cursor the store uses."""
 
     def execute(self, sql: str, parameters: Mapping[str, Any] = ...) -> Any: ...
+    def executemany(self, sql: str, parameters: Sequence[Mapping[str, Any]]) -> Any: ...
     def fetchone(self) -> Any: ...
     def fetchall(self) -> list[Any]: ...
     @property
@@ -173,6 +174,12 @@ class SqlTransaction:
 
     def put_timer(self, timer: Timer) -> None:
         self._run("put_timer", **_values(timer))
+
+    def put_timers(self, timers: Sequence[Timer]) -> None:
+        if not timers:
+            return
+        sql = self._translate(queries()["put_timer"])
+        self._cursor.executemany(sql, [_params(_values(timer)) for timer in timers])
 
     def advance_timer(self, timer: Timer, expected_version: int) -> bool:
         values = _values(timer)

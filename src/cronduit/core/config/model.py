@@ -13,6 +13,7 @@ midnight, outcomes and policies as :mod:`cronduit.core.enums` members.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -420,6 +421,7 @@ class Job(_Record):
         return step.retry if step.retry is not None else self.retry
 
 
+@lru_cache(maxsize=65_536)
 def _canonical_cron(expression: CronExpression) -> str:
     """The expression's meaning, not its spelling: each field's values, ``*`` when all."""
     fields = (
