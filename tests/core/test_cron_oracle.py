@@ -41,12 +41,31 @@ def _inside_repeated_hour(instant: datetime, zone: str) -> bool:
     return first.utcoffset() != second.utcoffset()
 
 
+class CronsimStuck(Exception):
+    """cronsim stopped making progress on this input (it has been seen to repeat a slot or
+    spin forever around some transitions); the simulation oracle then decides alone."""
+
+
+class _BoundedCronSim(CronSim):
+    """cronsim with a budget of clock ticks, so an input it loops on cannot hang the suite."""
+
+    budget = 200_000
+
+    def tick(self, seconds: int = 1) -> None:
+        self.budget -= 1
+        if self.budget < 0:
+            raise CronsimStuck
+        super().tick(seconds)
+
+
 def _cronsim_next(text: str, zone: str, start: datetime, end: datetime) -> list[datetime]:
-    runs = []
-    for found in CronSim(text, start.astimezone(ZoneInfo(zone))):
+    runs: list[datetime] = []
+    for found in _BoundedCronSim(text, start.astimezone(ZoneInfo(zone))):
         moment = found.astimezone(UTC)
         if moment > end:
             break
+        if runs and moment <= runs[-1]:
+            raise CronsimStuck  # a slot repeated or went backwards: no longer an oracle
         runs.append(moment)
     return runs
 
@@ -65,8 +84,11 @@ def test_forward_slots_agree_with_cronsim_or_the_rule(case: tuple[str, str, date
     cron = _parse_or_reject(text, zone)
     end = start + WINDOW
     mine = list(itertools.takewhile(lambda d: d <= end, cron.after(start)))
-    theirs = _cronsim_next(text, zone, start, end)
-    if mine != theirs:
+    try:
+        theirs: list[datetime] | None = _cronsim_next(text, zone, start, end)
+    except CronsimStuck:
+        theirs = None
+    if theirs is not None and mine != theirs:
         assert zone in ODD_ZONES or _inside_repeated_hour(start, zone), (text, zone, start)
     assert simulate(text, zone, start, end) == mine
 
