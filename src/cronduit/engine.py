@@ -82,6 +82,15 @@ class _Launch:
 
 
 @dataclass
+class _FiringBatch:
+    """What a batch of firings writes, gathered to be written in one statement per table."""
+
+    events: list[NewEvent] = field(default_factory=list)
+    slots: list[tuple[SlotRecord, str | None]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
 class _Outbox:
     """Process work decided inside a transaction, carried out after it commits."""
 
@@ -222,13 +231,20 @@ class Engine:
     # -- timers ------------------------------------------------------------------------------
 
     def _fire_timers(self, tx: Transaction, now: datetime) -> int:
-        """Fire up to one batch of due timers; how many fired."""
+        """Fire up to one batch of due timers; how many fired. Each timer is re-armed under its
+        version guard; the batch's events and ledger rows are then written in one statement
+        each (unique delivery ids and slot keys keep that idempotent)."""
         due = tx.due_timers(now, BATCH)
+        batch = _FiringBatch()
         for timer in due:
-            self._fire(tx, timer, now)
+            self._fire(tx, timer, now, batch)
+        tx.insert_events(batch.events)
+        tx.record_slots(batch.slots)
+        for line in batch.lines:
+            self.log(line)
         return len(due)
 
-    def _fire(self, tx: Transaction, timer: Timer, now: datetime) -> None:
+    def _fire(self, tx: Transaction, timer: Timer, now: datetime, batch: _FiringBatch) -> None:
         job = self.config.jobs.get(timer.job)
         schedule = self._schedules.get(timer.job)
         if job is None or schedule is None:
@@ -243,15 +259,15 @@ class Engine:
             if not tx.advance_timer(moved, timer.version):
                 return  # another firing from the same read already committed
         for published in firing.publish:
-            self._publish(tx, job, schedule, published.slot, published.late, now)
+            self._publish(job, schedule, published.slot, published.late, now, batch)
         for missed in firing.missed:
-            tx.record_slot(SlotRecord(job.name, missed.slot.instant, missed.slot.name, "missed",
-                                      missed.reason, now))
+            batch.slots.append((SlotRecord(job.name, missed.slot.instant, missed.slot.name,
+                                           "missed", missed.reason, now), None))
         if firing.missed_count is not None:
             count = firing.missed_count
-            tx.record_slot(SlotRecord(job.name, count.first, "", "missed",
-                                      "missed during a long outage (counted, not listed)", now,
-                                      count=count.count, until_slot=count.last))
+            batch.slots.append((SlotRecord(job.name, count.first, "", "missed",
+                                           "missed during a long outage (counted, not listed)",
+                                           now, count=count.count, until_slot=count.last), None))
 
     def _decide(self, job: Job, schedule: Schedule, timer: Timer, now: datetime) -> Firing:
         if isinstance(schedule, IntervalSchedule):
@@ -260,14 +276,15 @@ class Engine:
         return decide_firing(schedule, armed, timer.last_name, now, _catch_up(job),
                              self._due_of(job, schedule))
 
-    def _publish(self, tx: Transaction, job: Job, schedule: Schedule, slot: Slot, late: bool,
-                 now: datetime) -> None:
+    def _publish(self, job: Job, schedule: Schedule, slot: Slot, late: bool, now: datetime,
+                 batch: _FiringBatch) -> None:
         label = schedule.label(slot) + (" (late)" if late else "")
-        seq = tx.insert_event(NewEvent(slot.delivery_id(job.name), job.name, TriggerKind.TIMER,
-                                       label, now, slot=slot.instant, late=late))
-        tx.record_slot(SlotRecord(job.name, slot.instant, slot.name, "ran", "", now,
-                                  event_seq=seq))
-        self.log(f"trigger {job.name}: {label}")
+        delivery = slot.delivery_id(job.name)
+        batch.events.append(NewEvent(delivery, job.name, TriggerKind.TIMER, label, now,
+                                     slot=slot.instant, late=late))
+        batch.slots.append((SlotRecord(job.name, slot.instant, slot.name, "ran", "", now),
+                            delivery))
+        batch.lines.append(f"trigger {job.name}: {label}")
 
     # -- chaining (on.after) -----------------------------------------------------------------
 

@@ -143,6 +143,10 @@ class Transaction(Protocol):
         """Accept ``event``; its seq, or None when the delivery id was accepted before."""
         ...
 
+    def insert_events(self, events: Sequence[NewEvent]) -> None:
+        """Accept many events in one statement; already-accepted delivery ids are skipped."""
+        ...
+
     def event_by_delivery(self, delivery_id: str) -> Event | None: ...
 
     def new_events(self, limit: int) -> list[Event]:
@@ -186,6 +190,11 @@ class Transaction(Protocol):
 
     def record_slot(self, record: SlotRecord) -> bool:
         """Add a slot's fate; False when the slot already has one (a slot fires once)."""
+        ...
+
+    def record_slots(self, records: Sequence[tuple[SlotRecord, str | None]]) -> None:
+        """Add many slot fates in one statement, each linked to the event of the delivery id
+        given with it (its ``event_seq`` is ignored); slots that have a fate are skipped."""
         ...
 
     def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:

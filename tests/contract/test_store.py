@@ -264,3 +264,20 @@ def test_jobs_with_waiting_lists_each_job_once(store: Store) -> None:
                 (("1", "b"), ("2", "a"), ("3", "b"), ("4", "c"))]
         tx.set_event_state([s for s in seqs[:3] if s is not None], "waiting", None)
         assert ["a", "b"] == tx.jobs_with_waiting()
+
+
+def test_batched_events_and_ledger_rows_link_and_stay_idempotent(store: Store) -> None:
+    """insert_events skips accepted deliveries; record_slots links each row to its event."""
+    with store.transaction() as tx:
+        tx.insert_events([event("slot/a/1"), event("slot/a/2")])
+        tx.insert_events([event("slot/a/2"), event("slot/a/3")])
+        tx.record_slots([
+            (SlotRecord("a", T0, "n1", "ran", "", T0), "slot/a/1"),
+            (SlotRecord("a", T0 + timedelta(hours=1), "n2", "missed", "late", T0), None),
+        ])
+        tx.record_slots([(SlotRecord("a", T0, "n1", "ran", "", T0), "slot/a/3")])
+        seqs = {e.delivery_id: e.seq for e in tx.new_events(10)}
+        ledger = tx.slots("a", None, None)
+    assert ["slot/a/1", "slot/a/2", "slot/a/3"] == sorted(seqs)
+    assert [(seqs["slot/a/1"], "ran"), (None, "missed")] == [(r.event_seq, r.fate)
+                                                             for r in ledger]

@@ -142,3 +142,15 @@ FROM runs WHERE job = :job AND state <> 'ended';
 
 -- name: jobs_with_waiting
 SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;
+
+-- name: record_slot_of_delivery
+INSERT INTO slots (job, slot, name, fate, reason, event_seq, recorded_at, count, until_slot)
+VALUES (:job, :slot, :name, :fate, :reason,
+        (SELECT seq FROM events WHERE delivery_id = :delivery_id),
+        :recorded_at, :count, :until_slot)
+ON CONFLICT (job, slot) DO NOTHING;
+
+-- name: insert_events
+INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at)
+VALUES (:delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator, :accepted_at)
+ON CONFLICT (delivery_id) DO NOTHING;

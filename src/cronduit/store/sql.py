@@ -127,6 +127,18 @@ class SqlTransaction:
             raise
         return self._cursor
 
+    def _many(self, query: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """One statement for many rows: the group commit's cheapest form."""
+        if not rows:
+            return
+        sql = self._translate(queries()[query])
+        try:
+            self._cursor.executemany(sql, [_params(row) for row in rows])
+        except Exception as error:
+            if self._is_conflict(error):
+                raise Conflict(str(error)) from error
+            raise
+
     def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
         cursor = self._run(query, **values)
         columns = [column[0] for column in cursor.description]
@@ -141,6 +153,9 @@ class SqlTransaction:
     def insert_event(self, event: NewEvent) -> int | None:
         row = self._run("insert_event", **_values(event)).fetchone()
         return None if row is None else int(row[0])
+
+    def insert_events(self, events: Sequence[NewEvent]) -> None:
+        self._many("insert_events", [_values(event) for event in events])
 
     def event_by_delivery(self, delivery_id: str) -> Event | None:
         return self._one(Event, "event_by_delivery", delivery_id=delivery_id)
@@ -176,10 +191,7 @@ class SqlTransaction:
         self._run("put_timer", **_values(timer))
 
     def put_timers(self, timers: Sequence[Timer]) -> None:
-        if not timers:
-            return
-        sql = self._translate(queries()["put_timer"])
-        self._cursor.executemany(sql, [_params(_values(timer)) for timer in timers])
+        self._many("put_timer", [_values(timer) for timer in timers])
 
     def advance_timer(self, timer: Timer, expected_version: int) -> bool:
         values = _values(timer)
@@ -191,6 +203,14 @@ class SqlTransaction:
 
     def record_slot(self, record: SlotRecord) -> bool:
         return self._run("record_slot", **_values(record)).rowcount == 1
+
+    def record_slots(self, records: Sequence[tuple[SlotRecord, str | None]]) -> None:
+        rows = []
+        for record, delivery_id in records:
+            values = _values(record)
+            del values["event_seq"]
+            rows.append({**values, "delivery_id": delivery_id})
+        self._many("record_slot_of_delivery", rows)
 
     def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:
         return self._all(SlotRecord, "slots", job=job, start=to_text(start) or _LOW,
