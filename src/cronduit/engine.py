@@ -52,6 +52,7 @@ from cronduit.core.timespec import (
     schedule_of,
 )
 from cronduit.ports import (
+    Conflict,
     Event,
     NewEvent,
     Run,
@@ -87,6 +88,7 @@ class _FiringBatch:
 
     events: list[NewEvent] = field(default_factory=list)
     slots: list[tuple[SlotRecord, str | None]] = field(default_factory=list)
+    moves: list[tuple[Timer, int]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
 
 
@@ -117,6 +119,7 @@ class Engine:
         self._schedules: dict[str, Schedule] = {}
         self._followers: dict[str, list[tuple[Job, AfterSpec]]] = {}
         """Jobs chained (``on.after``) to each job, so a run end finds them at once."""
+        self._ended: list[tuple[str, int, AttemptReport]] = []
         self._waiting_launch: list[_Launch] = []
         """Attempts committed as started but not launched yet: launched a chunk per tick, so
         a burst of runs never holds up the firing of timers behind it."""
@@ -190,10 +193,11 @@ class Engine:
         # that fired; then routing, chaining, retries and deadlines. Firing commits before
         # routing reads, so a crash between them leaves accepted triggers to route on restart.
         outbox = _Outbox()
-        ended = self.runner.ended()
+        self._ended.extend(self.runner.ended())  # kept until committed: a failed tick retries
         with self.store.transaction() as tx:
-            self._collect_ended(tx, ended, now, outbox)
+            self._collect_ended(tx, self._ended, now, outbox)
             fired = self._fire_timers(tx, now) if self.dispatch else 0
+        self._ended.clear()
         if fired:
             self.checkpoint("fired")
         with self.store.transaction() as tx:
@@ -238,6 +242,10 @@ class Engine:
         batch = _FiringBatch()
         for timer in due:
             self._fire(tx, timer, now, batch)
+        if tx.advance_timers(batch.moves) != len(batch.moves):
+            # The timers were read in this same write transaction, so no other firing can
+            # have moved one: if one did, the store broke its promise; fire nothing.
+            raise Conflict("a timer moved under its own firing; the batch is rolled back")
         tx.insert_events(batch.events)
         tx.record_slots(batch.slots)
         for line in batch.lines:
@@ -254,10 +262,9 @@ class Engine:
         if firing.next_slot is None or firing.next_due is None:
             tx.delete_timer(timer.job)
         else:
-            moved = replace(timer, slot=firing.next_slot.instant, slot_name=firing.next_slot.name,
-                            due_at=firing.next_due, last_name=firing.last_name)
-            if not tx.advance_timer(moved, timer.version):
-                return  # another firing from the same read already committed
+            moved = Timer(timer.job, timer.timing_key, firing.next_slot.instant,
+                          firing.next_slot.name, firing.next_due, firing.last_name)
+            batch.moves.append((moved, timer.version))
         for published in firing.publish:
             self._publish(job, schedule, published.slot, published.late, now, batch)
         for missed in firing.missed:

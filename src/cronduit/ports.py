@@ -186,6 +186,11 @@ class Transaction(Protocol):
         """Write ``timer`` only if the stored version is ``expected_version`` (replay guard)."""
         ...
 
+    def advance_timers(self, moves: Sequence[tuple[Timer, int]]) -> int:
+        """:meth:`advance_timer` for many timers in one statement; how many were written. A
+        count short of ``len(moves)`` means some firing was replayed: roll the batch back."""
+        ...
+
     def delete_timer(self, job: str) -> None: ...
 
     def record_slot(self, record: SlotRecord) -> bool:

@@ -114,6 +114,27 @@ def test_a_firing_commits_only_against_the_version_it_read(store: Store) -> None
         stored.last_name, stored.due_at, stored.version)
 
 
+def test_a_batch_of_firings_counts_only_the_timers_it_moved(store: Store) -> None:
+    """advance_timers writes each timer under its own guard and says how many it wrote, so the
+    engine can tell a replayed batch (a count short) and roll it back."""
+    with store.transaction() as tx:
+        tx.put_timers([timer("a"), timer("b")])
+        read = {t.job: t for t in tx.timers()}
+    later = T0 + timedelta(hours=1)
+
+    def moved(job: str) -> Timer:
+        return Timer(job, read[job].timing_key, later, "later", later, "ran")
+
+    with store.transaction() as tx:
+        assert tx.advance_timers([(moved("a"), read["a"].version),
+                                  (moved("b"), read["b"].version)]) == 2
+        assert tx.advance_timers([(moved("a"), read["a"].version),
+                                  (moved("b"), read["b"].version + 1)]) == 1
+        assert tx.advance_timers([]) == 0
+        versions = {t.job: t.version for t in tx.timers()}
+    assert {"a": read["a"].version + 1, "b": read["b"].version + 2} == versions
+
+
 def test_deleting_a_timer_removes_it(store: Store) -> None:
     """A removed job loses its timer."""
     with store.transaction() as tx:

@@ -13,9 +13,13 @@ import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cronduit import Cron, DstPolicy
+from cronduit.core.cron import CronError, CronExpression, cron_plan
 from cronduit.core.enums import DstFold, DstGap
+from tests.core.strategies import ZONES, cron_texts, instants_near_transitions
 
 
 def utc(text: str) -> datetime:
@@ -179,3 +183,24 @@ def test_naive_instants_are_refused() -> None:
     """An instant without a zone is ambiguous, so the API refuses it."""
     with pytest.raises(ValueError, match="timezone-aware"):
         next(Cron("* * * * *").after(datetime(2026, 1, 1)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), zone=st.sampled_from(ZONES), text=cron_texts,
+       gap=st.sampled_from(list(DstGap)), fold=st.sampled_from(list(DstFold)))
+def test_next_after_agrees_with_the_general_walk(data: st.DataObject, zone: str, text: str,
+                                                gap: DstGap, fold: DstFold) -> None:
+    """``next_after`` is a same-day shortcut of ``after``: the two never disagree, least of
+    all on a DST night or the day after one (where the shortcut must step aside)."""
+    try:
+        plan = cron_plan(CronExpression.parse(text), zone, DstPolicy(gap, fold))
+    except CronError:
+        return
+    start = data.draw(instants_near_transitions(zone))
+    instant = int(start.timestamp())
+    for _ in range(5):
+        expected = next(plan.after(instant), None)
+        assert plan.next_after(instant) == expected
+        if expected is None:
+            return
+        instant = expected

@@ -24,8 +24,8 @@ never makes a slot look late.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cronduit.core.durations import format_duration
@@ -116,13 +116,16 @@ def _late_by(now: datetime, due: datetime) -> float:
 class _Outage:
     """Collects the slots a firing passes over, keeping only the newest ones listed."""
 
-    listed: deque[Missed] = field(default_factory=lambda: deque(maxlen=LISTED_MISSED))
+    listed: deque[Missed] | None = None
+    """Made on the first missed slot: most firings miss none, and a bounded deque is dear."""
     dropped: int = 0
     first_dropped: datetime | None = None
     last_dropped: datetime | None = None
 
     def add(self, missed: Missed) -> None:
-        if len(self.listed) == LISTED_MISSED:
+        if self.listed is None:
+            self.listed = deque(maxlen=LISTED_MISSED)
+        elif len(self.listed) == LISTED_MISSED:
             oldest = self.listed[0].slot.instant
             self.dropped += 1
             self.first_dropped = self.first_dropped or oldest
@@ -158,32 +161,24 @@ def decide_firing(
 ) -> Firing:
     """The firing of a calendar timer that was armed for slot ``armed``, at ``now``."""
     due: list[Slot] = []
-    next_slot: Slot | None = None
-    for slot in _slots_from(schedule, armed):
-        if due_of(slot) > now:
-            next_slot = slot
-            break
-        due.append(slot)
+    next_slot: Slot | None = armed
+    while next_slot is not None and due_of(next_slot) <= now:
+        due.append(next_slot)
+        next_slot = schedule.next_after(next_slot.instant)
     outage = _Outage()
     publish = _choose(due, last_name, now, policy, due_of, outage)
     ran_name = publish[-1].slot.name if publish else last_name
     while next_slot is not None and next_slot.name == ran_name:
         outage.add(Missed(next_slot, SAME_NAME))
-        next_slot = next(schedule.slots_after(next_slot.instant), None)
+        next_slot = schedule.next_after(next_slot.instant)
     return Firing(
         publish=tuple(publish),
-        missed=tuple(outage.listed),
+        missed=tuple(outage.listed or ()),
         missed_count=outage.count(),
         next_slot=next_slot,
         next_due=None if next_slot is None else due_of(next_slot),
         last_name=ran_name,
     )
-
-
-def _slots_from(schedule: CalendarSchedule, armed: Slot) -> Iterator[Slot]:
-    """The armed slot itself, then the schedule's slots after it."""
-    yield armed
-    yield from schedule.slots_after(armed.instant)
 
 
 def _choose(

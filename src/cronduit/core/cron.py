@@ -414,6 +414,25 @@ class DailyPlan:
         whole, fraction = _epoch_seconds(instant)
         return map(_to_datetime, self.before(whole + 1 if fraction else whole))
 
+    def next_after(self, instant: int) -> int | None:
+        """The first slot strictly after ``instant`` (epoch seconds), or None.
+
+        A timer firing asks this once per slot; most answers lie later the same day, on a day
+        (and a day before it) without a transition, where they are one bisection away. Every
+        other case takes the general walk of :meth:`after`.
+        """
+        day = self._local_date(instant)
+        if day.month in self._months and day.day in self._days_of(day.year, day.month):
+            ordinal = day.toordinal()
+            base = self._day_base(ordinal)
+            # the previous day must be regular too: a gap slot of it can land on this day
+            if base is not None and self._wall_offset(ordinal - 1) == self._wall_offset(ordinal):
+                times = self._times
+                index = bisect.bisect_right(times, instant - base)
+                if index < len(times):
+                    return base + times[index]
+        return next(self.after(instant), None)
+
     def after(self, instant: int) -> Iterator[int]:
         """Slot instants strictly after ``instant`` (epoch seconds), ascending."""
         # A gap slot of the previous day can land on this day (a gap across midnight), so the

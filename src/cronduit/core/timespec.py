@@ -16,7 +16,9 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property, lru_cache
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
 from cronduit.core.cron import CronExpression, DailyPlan, DstPolicy, cron_plan, load_zone
 from cronduit.core.durations import format_duration
@@ -36,9 +38,35 @@ class Slot:
         return f"slot/{job}/{format_utc(self.instant)}"
 
 
+@lru_cache(maxsize=8192)
 def format_utc(instant: datetime) -> str:
-    """``2026-03-29T01:00:00Z``: the one spelling of an instant in ids, output and records."""
+    """``2026-03-29T01:00:00Z``: the one spelling of an instant in ids, output and records.
+
+    Cached, like the wall-clock names below: the jobs firing in one batch share a handful of
+    instants, and formatting them again for every job was a large part of a firing.
+    """
     return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _whole_seconds(instant: datetime) -> int:
+    """Epoch seconds of an aware instant, floored (slots fall on whole seconds)."""
+    delta = instant - _EPOCH
+    return delta.days * 86_400 + delta.seconds
+
+
+@lru_cache(maxsize=8192)
+def _wall_name(zone: ZoneInfo, instant: datetime) -> str:
+    local = instant.astimezone(zone)
+    repeated = " (repeated)" if local.fold else ""
+    return f"{local:%Y-%m-%d %H:%M} {zone.key}{repeated}"
+
+
+@lru_cache(maxsize=8192)
+def _utc_name(instant: datetime) -> str:
+    return f"{instant.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 @dataclass(frozen=True)
@@ -55,9 +83,7 @@ class CalendarSchedule:
 
     def name_of(self, instant: datetime) -> str:
         """The wall-clock name of ``instant`` on this schedule's clock."""
-        local = instant.astimezone(self.plan.zone)
-        repeated = " (repeated)" if local.fold else ""
-        return f"{local:%Y-%m-%d %H:%M} {self.zone_name}{repeated}"
+        return _wall_name(self.plan.zone, instant)
 
     def label(self, slot: Slot) -> str:
         """The run label of a slot: ``cron 2026-10-25 01:30 Europe/London``."""
@@ -67,6 +93,15 @@ class CalendarSchedule:
         """Slots strictly after ``instant``, ascending."""
         for moment in self.plan.instants_after(instant):
             yield Slot(moment, self.name_of(moment))
+
+    def next_after(self, instant: datetime) -> Slot | None:
+        """The first slot strictly after ``instant``: :meth:`slots_after`'s first, sooner."""
+        whole = _whole_seconds(instant)
+        found = self.plan.next_after(whole)
+        if found is None:
+            return None
+        moment = datetime.fromtimestamp(found, UTC)
+        return Slot(moment, self.name_of(moment))
 
     def slots_from(self, instant: datetime) -> Iterator[Slot]:
         """Slots at or after ``instant``, ascending."""
@@ -88,12 +123,12 @@ class IntervalSchedule:
 
     seconds: int
 
-    @property
+    @cached_property
     def description(self) -> str:
         return f"every {format_duration(self.seconds)}"
 
     def name_of(self, instant: datetime) -> str:
-        return f"{instant.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+        return _utc_name(instant)
 
     def label(self, slot: Slot) -> str:
         return self.description

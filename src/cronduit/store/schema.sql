@@ -33,7 +33,7 @@ CREATE TABLE timers (
     last_name    TEXT,
     version      INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX timers_due ON timers (due_at);
+CREATE INDEX timers_due ON timers (due_at, job);
 
 -- The slot ledger: every slot's fate. A slot fires once: the primary key says so.
 -- A counted row (count > 1) stands for the older missed slots of a long outage, slot..until.
