@@ -28,7 +28,8 @@ from cronduit.store.sql import from_text
 
 def write_config(folder: Path, jobs: Iterable[str], kept_runs: int = 20) -> Path:
     """A config with one job per line of ``jobs`` (``name: {...}`` flow mappings)."""
-    lines = ["settings:", "  state: state", f"  kept_runs: {kept_runs}", "jobs:"]
+    lines = ["settings:", "  state: state", "  listen: 127.0.0.1:0", f"  kept_runs: {kept_runs}",
+             "jobs:"]
     lines += [f"  {job}" for job in jobs]
     path = folder / "cronduit.yaml"
     path.write_text("\n".join(lines) + "\n")

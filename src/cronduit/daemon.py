@@ -19,17 +19,22 @@ import json
 import os
 import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from cronduit.acceptor import Acceptor
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.model import Config
 from cronduit.core.timespec import format_utc
 from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
 from cronduit.engine import Engine
 from cronduit.ports import Clock, Runner, Store
+
+if TYPE_CHECKING:
+    from cronduit.http.server import HttpServer
 
 MAX_SLEEP = 1.0
 """Seconds between wall-clock checks, whatever is due."""
@@ -49,14 +54,27 @@ def config_changes(old: Config, new: Config) -> list[str]:
     return lines
 
 
+class ListenError(RuntimeError):
+    """The HTTP address cannot be listened on (in use, not this host's): the daemon stops."""
+
+
 class Daemon:
     """One ``cronduit serve``."""
 
     def __init__(self, config_path: Path, config: Config, store: Store, runner: Runner,
                  clock: Clock, *, dry_run: bool, log: Callable[[str], None],
-                 checkpoint: Callable[[str], None] | None = None) -> None:
+                 checkpoint: Callable[[str], None] | None = None,
+                 secrets: Callable[[Config], Mapping[str, str]] = lambda _: {},
+                 open_store: Callable[[], Store] | None = None) -> None:
         self.config_path = config_path
         self.store = store
+        self._load_secrets = secrets
+        self.secrets: Mapping[str, str] = secrets(config)
+        """Secret values by name, read at start and on every apply (not per request)."""
+        self._open_store = open_store
+        """Opens a second connection for the HTTP acceptor; None: no HTTP server."""
+        self.http: HttpServer | None = None
+        self._ticked = asyncio.Event()
         self.clock = clock
         self.dry_run = dry_run
         self.log = log
@@ -87,6 +105,47 @@ class Daemon:
         self.engine.start(now)
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
         self._log(f"serving {len(self.engine.config.jobs)} jobs from {self.config_path}{mode}")
+        acceptor = await self._start_http()
+        try:
+            await self._loop()
+        finally:
+            if self.http is not None:
+                await self.http.stop()
+            if acceptor is not None:
+                acceptor.close()
+        self._heartbeat(self.clock.now(), stopped=True)
+        self._log("stopped; runs going carry on and are adopted by the next daemon")
+
+    async def _start_http(self) -> Acceptor | None:
+        """Listen on ``settings.listen``; webhooks and run-now requests enter there."""
+        if self._open_store is None:
+            return None
+        from cronduit.http import Gateway, create_app, server  # noqa: PLC0415 - heavy
+
+        acceptor = Acceptor(self._open_store, self.wake)
+        gateway = Gateway(config=lambda: self.engine.config,
+                          secret=self._secret, acceptor=acceptor,
+                          clock=self.clock, dispatching=lambda: self.engine.dispatch,
+                          run_of=self.run_of)
+        listen = self.engine.config.settings.listen
+        try:
+            sock = server.bind(*self.engine.config.settings.listen_address)
+        except OSError as error:
+            acceptor.close()
+            raise ListenError(f"cannot listen on {listen} (settings.listen): "
+                              f"{error.strerror or error}") from None
+        self.http = await server.start(create_app(gateway), sock)
+        bound_host, bound_port = self.http.address
+        address = f"{_url_host(bound_host)}:{bound_port}"
+        self._info = replace(self._info, listen=address)
+        self._heartbeat(self.clock.now())
+        self._log(f"listening on http://{address}")
+        return acceptor
+
+    def _secret(self, name: str) -> str | None:
+        return self.secrets.get(name)  # looked up each time: an apply replaces the values
+
+    async def _loop(self) -> None:
         last_beat: datetime | None = None
         while not self._stopping:
             if self._reload:
@@ -97,9 +156,24 @@ class Daemon:
                 self._heartbeat(now)
                 last_beat = now
             due = self.engine.tick(now)
+            self._ticked.set()
+            self._ticked = asyncio.Event()
             await self._sleep_until(due)
-        self._heartbeat(self.clock.now(), stopped=True)
-        self._log("stopped; runs going carry on and are adopted by the next daemon")
+
+    async def run_of(self, delivery_id: str, timeout: float) -> str | None:
+        """The run that consumed a delivery, once the engine has routed it (waiting up to
+        ``timeout`` seconds); None when it waits behind other work or time ran out."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            with self.store.transaction() as tx:
+                event = tx.event_by_delivery(delivery_id)
+            if event is not None and event.state == "consumed":
+                return event.run_id
+            if event is None or event.state != "new" or loop.time() >= deadline:
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ticked.wait(), deadline - loop.time())
 
     async def _sleep_until(self, due: datetime | None) -> None:
         seconds = MAX_SLEEP
@@ -135,6 +209,7 @@ class Daemon:
             return
         lines = config_changes(self.engine.config, new)
         lines += self.engine.apply(new, now)
+        self.secrets = self._load_secrets(new)
         self._record_apply(now, ok=True, lines=lines or ["no changes"])
         for line in lines or ["no changes"]:
             self._log(f"apply: {line}")
@@ -143,3 +218,7 @@ class Daemon:
         with self.store.transaction() as tx:
             tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
                                                   "lines": lines}))
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -29,6 +29,8 @@ class DaemonInfo:
     heartbeat_at: str
     dry_run: bool
     stopped: bool = False
+    listen: str | None = None
+    """The address the HTTP server listens on (the real port when the config says 0)."""
 
     def alive(self, now: datetime) -> bool:
         """Fresh heartbeat, not stopped, and (on this host) the process exists."""

@@ -109,8 +109,9 @@ class Engine:
                  log: Log = _quiet, checkpoint: Log = _quiet) -> None:
         self.store = store
         self.checkpoint = checkpoint
-        """Called with a step's name once it has committed (``fired``, ``routed``) or just
-        before processes start (``launching``): where crash tests stop the daemon."""
+        """Called with a step's name once it has committed (``ended``: attempts' ends and the
+        runs they end; ``fired``; ``routed``) or just before processes start (``launching``):
+        where crash tests stop the daemon."""
         self.runner = runner
         self.dispatch = dispatch
         """False in a dry run: no timers fire and no runs start; triggers wait."""
@@ -197,7 +198,9 @@ class Engine:
         with self.store.transaction() as tx:
             self._collect_ended(tx, self._ended, now, outbox)
             fired = self._fire_timers(tx, now) if self.dispatch else 0
-        self._ended.clear()
+        if self._ended:
+            self._ended.clear()
+            self.checkpoint("ended")
         if fired:
             self.checkpoint("fired")
         with self.store.transaction() as tx:

@@ -30,6 +30,13 @@ class Deployment:
         return self.folder / "cronduit.yaml"
 
     def write(self, text: str) -> None:
+        """Write the config; every daemon of the suite listens on a port the system picks,
+        so tests never collide with each other or with a daemon running on this machine."""
+        if "listen:" not in text:
+            if "settings:\n" in text:
+                text = text.replace("settings:\n", "settings:\n  listen: 127.0.0.1:0\n", 1)
+            else:
+                text = "settings:\n  listen: 127.0.0.1:0\n" + text
         self.config.write_text(text)
 
     def serve(self, *args: str, crash_at: str | None = None,

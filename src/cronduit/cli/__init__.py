@@ -15,6 +15,7 @@ from cronduit.cli import (
     daemon_commands,
     job_commands,
     state_commands,
+    webhook_commands,
 )
 
 
@@ -30,6 +31,7 @@ for command in (
     *daemon_commands.COMMANDS,
     *state_commands.COMMANDS,
     *job_commands.COMMANDS,
+    *webhook_commands.COMMANDS,
 ):
     cli.add_command(command)
 

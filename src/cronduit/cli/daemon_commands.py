@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +17,7 @@ import click
 
 from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.clock import SystemClock
-from cronduit.daemon import Daemon
+from cronduit.daemon import Daemon, ListenError
 from cronduit.daemon_state import running_daemon
 from cronduit.paths import StatePaths
 from cronduit.runner import ProcessRunner
@@ -74,12 +74,18 @@ def serve(config_path: Path, dry_run: bool) -> None:
         if daemon is not None:
             daemon.wake()
 
-    runner = ProcessRunner(paths, config_path, lambda: load_secrets(config, config_path,
-                                                                    os.environ), wake)
+    def secrets() -> Mapping[str, str]:
+        return daemon.secrets if daemon is not None else {}
+
+    runner = ProcessRunner(paths, config_path, secrets, wake)
     daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
-                    log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)))
+                    log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
+                    secrets=lambda current: load_secrets(current, config_path, os.environ),
+                    open_store=lambda: open_store(config, config_path))
     try:
         asyncio.run(_serve(daemon, runner))
+    except ListenError as error:
+        fail(str(error), 1)
     finally:
         store.close()
         os.close(lock)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import getpass
 import json
-import uuid
 from pathlib import Path
 
 import click
 
+from cronduit import intake
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
 from cronduit.cli.options import config_option, fail
 from cronduit.cli.render import (
@@ -27,19 +27,14 @@ from cronduit.cli.render import (
 )
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
-from cronduit.core.enums import Outcome, TriggerKind
-from cronduit.core.inputs import InputError, resolve_inputs
-from cronduit.core.overlap import JobState, Trigger, manual_refusal
+from cronduit.core.enums import Outcome
 from cronduit.daemon_state import running_daemon
-from cronduit.ports import Event, NewEvent, Run, RunEnd, Transaction
+from cronduit.ports import Run, RunEnd, Transaction
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C, as a shell reports a command killed by SIGINT."""
 TIMED_OUT = 124
 """Exit status of ``job wait`` when ``--timeout`` passes first (as timeout(1) uses)."""
-PENDING_SCAN = 100_000
-"""Unrouted events read when looking for a pending manual run (the daemon routes in batches,
-so more than this many unrouted events means a daemon long down; the check stays bounded)."""
 WAIT_EVENTS = {"completed": 0, "failed": 1, "timed_out": 1, "cancelled": 1}
 
 
@@ -197,36 +192,17 @@ def default_operator() -> str | None:
         return None
 
 
-def _trigger(event: Event) -> Trigger:
-    return Trigger(event.delivery_id, TriggerKind(event.kind), event.seq)
-
-
-def job_state(tx: Transaction, name: str) -> JobState:
-    """The job as a manual run meets it: its runs going, and its work, where manual events
-    not routed yet (the daemon is down or has not looked) count as waiting."""
-    waiting = tx.waiting_events(name)
-    unrouted = [event for event in tx.new_events(PENDING_SCAN)
-                if event.job == name and event.kind == TriggerKind.MANUAL]
-    pending = sorted([*waiting, *unrouted], key=lambda event: event.seq)
-    return JobState(running=len(tx.active_runs(name)),
-                    waiting=tuple(_trigger(event) for event in pending))
-
-
 def accept_manual(state: State, job_: Job, inputs: dict[str, str], queue: bool,
                   operator: str | None, rt: Runtime) -> str:
     """Accept the manual run in one transaction, or exit 3 with the reason it is refused;
     its delivery id."""
-    label = "manual" if operator is None else f"manual by {operator}"
-    delivery_id = f"manual/{job_.name}/{uuid.uuid4().hex}"
-    with state.store.transaction() as tx:
-        refusal = manual_refusal(job_state(tx, job_.name), queue)
-        if refusal is None:
-            tx.insert_event(NewEvent(delivery_id, job_.name, TriggerKind.MANUAL, label,
-                                     rt.clock.now(), payload=json.dumps({"inputs": inputs}),
-                                     operator=operator))
-    if refusal is not None:
-        fail(f"job {job_.name}: {refusal}", code=3)
-    return delivery_id
+    try:
+        with state.store.transaction() as tx:
+            accepted = intake.accept_manual(tx, job_, inputs, queue=queue, operator=operator,
+                                            now=rt.clock.now())
+    except intake.RequestRefused as refused:
+        fail(str(refused), code=3)
+    return accepted.event.delivery_id
 
 
 def await_run(state: State, rt: Runtime, delivery_id: str) -> str | None:
@@ -296,9 +272,9 @@ def run_now(name: str, input_pairs: tuple[str, ...], queue: bool, detach: bool,
         if job_ is None:
             fail(f"no job named {name!r} in {config_path}")
         try:
-            inputs = resolve_inputs(job_.inputs, parse_inputs(input_pairs))
-        except InputError as error:
-            fail("; ".join(error.messages))
+            inputs = intake.check_inputs(job_, parse_inputs(input_pairs))
+        except intake.RequestRefused as refused:
+            fail(str(refused))
         delivery_id = accept_manual(state, job_, inputs, queue,
                                     operator or default_operator(), rt)
         if not _started_now(state, rt, name, delivery_id, detach):

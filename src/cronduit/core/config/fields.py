@@ -391,8 +391,8 @@ def listen_parts(value: str) -> tuple[str, int]:
             raise ValueError("must hold an IPv6 address inside the brackets") from None
     elif not _HOSTNAME.fullmatch(host):
         raise ValueError("must start with a host name or an IP address")
-    if not 1 <= port <= 65_535:
-        raise ValueError("port must be from 1 to 65535")
+    if not 0 <= port <= 65_535:  # 0: the system picks a free port (the daemon logs which)
+        raise ValueError("port must be from 0 to 65535")
     return host, port
 
 

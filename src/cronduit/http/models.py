@@ -1,0 +1,43 @@
+"""Request and response bodies, as pydantic models: validated on the way in, and described
+in the OpenAPI document at ``/openapi.json`` for whoever writes a client."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    dry_run: bool
+    jobs: int
+
+
+class Accepted(BaseModel):
+    """A trigger accepted durably (202)."""
+
+    delivery_id: str
+    event: int
+    """The accepted event's sequence number in the store."""
+    duplicate: bool
+    """True when this delivery id was accepted before: the earlier event is the answer."""
+
+
+class RunRequest(BaseModel):
+    """The optional JSON body of a run-now request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inputs: dict[str, str] = Field(default_factory=dict)
+    operator: str | None = Field(default=None, max_length=200)
+    """Who asks, recorded on the run (default ``api``)."""
+
+
+class RunStarted(BaseModel):
+    """A manual run accepted (201)."""
+
+    run_id: str | None
+    """The run started for it; None while it waits behind other work (``?queue=1``)."""
+    delivery_id: str
+    state: Literal["started", "waiting"]

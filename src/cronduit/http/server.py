@@ -1,0 +1,78 @@
+"""uvicorn inside the daemon: on the daemon's own event loop, on a socket the daemon binds.
+
+The daemon owns the process's signals (SIGTERM stops firing, SIGHUP applies), so uvicorn's
+own signal capture is turned off; and the daemon binds the listening socket itself, so a
+port in use is a clear start-up error rather than uvicorn exiting the process from inside a
+task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+from fastapi import FastAPI
+
+SHUTDOWN_GRACE = 5.0
+"""Seconds open requests get to finish when the daemon stops."""
+
+
+class _Embedded(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class HttpServer:
+    """A started server; :meth:`stop` closes it."""
+
+    def __init__(self, server: uvicorn.Server, task: asyncio.Task[None],
+                 sock: socket.socket) -> None:
+        self._server = server
+        self._task = task
+        self._socket = sock
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self._socket.getsockname()[:2]
+        return str(host), int(port)
+
+    async def stop(self) -> None:
+        self._server.should_exit = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._task), SHUTDOWN_GRACE)
+        if not self._task.done():
+            self._server.force_exit = True
+            await self._task
+        self._socket.close()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket; raises OSError (port in use, no such address) at once."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(False)
+    return sock
+
+
+async def start(app: FastAPI, sock: socket.socket) -> HttpServer:
+    """Serve ``app`` on ``sock`` from the running loop; returns once it accepts connections."""
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            server_header=False, backlog=2048)
+    server = _Embedded(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.005)
+    if task.done():
+        task.result()  # raises what stopped it
+        raise RuntimeError("the HTTP server stopped as it started")
+    return HttpServer(server, task, sock)

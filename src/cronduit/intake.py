@@ -1,0 +1,135 @@
+"""Accepting triggers from outside the timer path: manual runs, job webhooks, deliveries.
+
+Every function here runs inside one store transaction and either writes one accepted event
+(idempotent on its delivery id) or refuses without writing anything. The CLI's ``job run``
+and the HTTP API call the same functions, so a refusal reads the same from both and both go
+through the same durable path as a timer: accepted first, routed by the engine after.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from cronduit.core.config.model import Job
+from cronduit.core.enums import TriggerKind
+from cronduit.core.inputs import resolve_inputs
+from cronduit.core.overlap import JobState, Trigger, manual_refusal
+from cronduit.ports import Event, NewEvent, Transaction
+
+PENDING_SCAN = 100_000
+"""Unrouted events read when looking for a pending manual run (the daemon routes in batches,
+so more than this many unrouted events means a daemon long down; the check stays bounded)."""
+
+LABEL_BODY_CHARS = 60
+"""How much of a webhook body its run label shows; the trigger file has the whole body."""
+
+_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+"""An idempotency key: 1 to 200 printable ASCII characters without spaces."""
+
+
+class RequestRefused(ValueError):
+    """A request that cannot be accepted as given; nothing was written.
+
+    ``status`` is the HTTP answer (the CLI maps it to its exit codes); the message names the
+    field and the rule it breaks.
+    """
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """An accepted trigger: its event and whether this request created it (``False``: the
+    same delivery was accepted before, and that earlier event is the answer)."""
+
+    event: Event
+    created: bool
+
+
+def manual_state(tx: Transaction, name: str) -> JobState:
+    """The job as a manual request meets it: its runs going and its work, where manual events
+    not routed yet (the daemon is down or has not looked) count as waiting."""
+    waiting = tx.waiting_events(name)
+    unrouted = [event for event in tx.new_events(PENDING_SCAN)
+                if event.job == name and event.kind == TriggerKind.MANUAL]
+    pending = sorted([*waiting, *unrouted], key=lambda event: event.seq)
+    return JobState(running=len(tx.active_runs(name)),
+                    waiting=tuple(_trigger(event) for event in pending))
+
+
+def check_inputs(job: Job, given: object) -> dict[str, str]:
+    """The run's inputs (the given values over the declared defaults, as the run record
+    shows them), checked before anything is written; raises :class:`RequestRefused` (422)
+    naming every bad input and its rule."""
+    if given is None:
+        given = {}
+    if not isinstance(given, Mapping):
+        raise RequestRefused(422, "inputs: must be an object of NAME: value")
+    try:
+        return resolve_inputs(job.inputs, given)
+    except ValueError as error:
+        raise RequestRefused(422, str(error)) from None
+
+
+def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue: bool,
+                  operator: str | None, now: datetime) -> Accepted:
+    """A manual run request: refused (409) while the job runs or a manual run is pending,
+    unless ``queue`` asks to wait behind it."""
+    refusal = manual_refusal(manual_state(tx, job.name), queue)
+    if refusal is not None:
+        raise RequestRefused(409, f"job {job.name}: {refusal}")
+    label = "manual" if operator is None else f"manual by {operator}"
+    delivery_id = f"manual/{job.name}/{uuid.uuid4().hex}"
+    return _insert(tx, NewEvent(delivery_id, job.name, TriggerKind.MANUAL, label, now,
+                                payload=json.dumps({"inputs": dict(inputs)}),
+                                operator=operator))
+
+
+def webhook_delivery_id(job: str, key: str | None) -> str:
+    """The delivery id of a webhook: the caller's idempotency key when it sent one, so a
+    retried POST is the same trigger; a fresh one otherwise."""
+    if key is None:
+        return f"webhook/{job}/{uuid.uuid4().hex}"
+    if not _KEY.fullmatch(key):
+        raise RequestRefused(400, "Idempotency-Key: 1 to 200 printable ASCII characters, "
+                                  "no spaces")
+    return f"webhook/{job}/key/{key}"
+
+
+def accept_webhook(tx: Transaction, job: Job, delivery_id: str, body: bytes,
+                   inputs: Mapping[str, str], now: datetime) -> Accepted:
+    """A job webhook's POST, accepted once per delivery id with its whole body."""
+    text = body.decode("utf-8", errors="replace")
+    payload = {"inputs": dict(inputs), "body": text}
+    return _insert(tx, NewEvent(delivery_id, job.name, TriggerKind.WEBHOOK, webhook_label(text),
+                                now, payload=json.dumps(payload)))
+
+
+def webhook_label(body: str) -> str:
+    """``webhook`` and the start of the body on one line, clipped at :data:`LABEL_BODY_CHARS`
+    characters (marked ``…``)."""
+    flat = " ".join(body.split())
+    if not flat:
+        return "webhook"
+    if len(flat) > LABEL_BODY_CHARS:
+        flat = flat[:LABEL_BODY_CHARS - 1] + "…"
+    return f"webhook {flat}"
+
+
+def _insert(tx: Transaction, event: NewEvent) -> Accepted:
+    created = tx.insert_event(event) is not None
+    stored = tx.event_by_delivery(event.delivery_id)
+    if stored is None:  # inserted or found just now, inside this transaction
+        raise RuntimeError(f"event {event.delivery_id} vanished inside its transaction")
+    return Accepted(stored, created)
+
+
+def _trigger(event: Event) -> Trigger:
+    return Trigger(event.delivery_id, TriggerKind(event.kind), event.seq)

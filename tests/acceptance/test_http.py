@@ -1,0 +1,123 @@
+"""The daemon's HTTP server, for real: uvicorn on loopback in a real ``cronduit serve``."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import httpx
+
+from cronduit.core.signing import webhook_token
+from tests.acceptance.conftest import Deployment
+
+HOOK_SECRET = "hook-secret-3d1e-never-shown"
+API_TOKEN = "api-token-88aa-never-shown"
+SECRETS = {"HOOK_KEY": HOOK_SECRET, "API_KEY": API_TOKEN}
+
+CONFIG = """
+settings:
+  webhook_secret: HOOK_KEY
+  api_token: API_KEY
+jobs:
+  poke:
+    run: 'cp "$CRONDUIT_TRIGGER_FILE" trigger-copy.json; echo "$GREETING" >> pokes.txt'
+    webhook: true
+    inputs: {GREETING: {pattern: "[a-z]+", default: hello}}
+  build:
+    run: 'echo built >> builds.txt'
+  deploy:
+    run: 'echo deployed >> deploys.txt'
+    on: {after: {job: build, outcomes: [success]}}
+"""
+
+
+def base_url(deployment: Deployment) -> str:
+    def listening() -> bool:
+        return "listening on http://" in deployment.daemon_log()
+
+    deployment.wait_for(listening)
+    found = re.search(r"listening on (http://\S+)", deployment.daemon_log())
+    assert found is not None
+    return found.group(1)
+
+
+def test_a_webhook_runs_its_job_with_the_whole_body_and_inputs(deployment: Deployment) -> None:
+    deployment.write(CONFIG)
+    daemon = deployment.serve(extra_env=SECRETS)
+    url = f"{base_url(deployment)}/hooks/poke/{webhook_token(HOOK_SECRET, 'poke')}"
+    body = {"inputs": {"GREETING": "hi"}, "note": "x" * 5000}
+    answer = httpx.post(url, json=body, headers={"Idempotency-Key": "one"}, timeout=10)
+    assert 202 == answer.status_code
+    again = httpx.post(url, json=body, headers={"Idempotency-Key": "one"}, timeout=10)
+    assert again.json()["duplicate"] is True
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("poke")] == ["success"])
+    assert ["hi"] == deployment.lines("pokes.txt")
+    trigger = json.loads((deployment.folder / "trigger-copy.json").read_text())
+    assert ("webhook", body) == (trigger["kind"], json.loads(trigger["body"]))
+    wrong = httpx.post(url.replace("/poke/", "/build/"), json=body, timeout=10)
+    assert 404 == wrong.status_code
+    deployment.kill(daemon)
+    assert_no_secret_in(deployment)
+
+
+def test_run_now_over_http_answers_201_then_409(deployment: Deployment) -> None:
+    deployment.write(CONFIG.replace("echo built >> builds.txt", "sleep 2; echo built >> builds.txt"))
+    daemon = deployment.serve(extra_env=SECRETS)
+    url = f"{base_url(deployment)}/v1/jobs/build/run"
+    auth = {"Authorization": f"Bearer {API_TOKEN}"}
+    started = httpx.post(url, headers=auth, timeout=10)
+    assert 201 == started.status_code, started.text
+    run_id = started.json()["run_id"]
+    assert [run_id] == [run.id for run in deployment.runs("build")]
+    assert 409 == httpx.post(url, headers=auth, timeout=10).status_code
+    assert 401 == httpx.post(url, timeout=10).status_code
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("deploy")] == ["success"])
+    deployment.kill(daemon)
+    assert_no_secret_in(deployment)
+
+
+def test_a_chain_survives_a_kill_between_a_run_end_and_its_follower(
+        deployment: Deployment) -> None:
+    """build's end is committed, then the daemon dies before chaining: the next daemon
+    starts deploy, once."""
+    deployment.write(CONFIG)
+    first = deployment.serve(crash_at="ended", extra_env=SECRETS)
+    url = f"{base_url(deployment)}/v1/jobs/build/run"
+    assert 201 == httpx.post(url, headers={"Authorization": f"Bearer {API_TOKEN}"},
+                             timeout=10).status_code
+    first.wait(timeout=15)
+    assert -9 == first.returncode
+    assert ["success"] == [run.outcome for run in deployment.runs("build")]
+    assert [] == deployment.runs("deploy")
+    second = deployment.serve(extra_env=SECRETS)
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("deploy")] == ["success"])
+    time.sleep(1.0)
+    assert ["deployed"] == deployment.lines("deploys.txt")
+    assert ["built"] == deployment.lines("builds.txt")
+    deployment.kill(second)
+    assert_no_secret_in(deployment)
+
+
+def test_a_port_in_use_stops_the_daemon_with_a_clear_error(deployment: Deployment) -> None:
+    deployment.write(CONFIG)
+    first = deployment.serve(extra_env=SECRETS)
+    taken = base_url(deployment).removeprefix("http://")
+    other = deployment.folder / "other"
+    other.mkdir()
+    (other / "cronduit.yaml").write_text(CONFIG.replace("settings:\n", f"settings:\n  listen: {taken}\n", 1))
+    clash = Deployment(other)
+    process = clash.serve(extra_env=SECRETS)
+    assert 1 == process.wait(timeout=15)
+    assert f"cannot listen on {taken} (settings.listen)" in clash.daemon_log()
+    deployment.kill(first)
+
+
+def assert_no_secret_in(deployment: Deployment) -> None:
+    """No secret value in any daemon log, run log, trigger file or the store."""
+    for path in Path(deployment.folder).rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for value in SECRETS.values():
+                assert value.encode() not in data, f"{value!r} found in {path}"

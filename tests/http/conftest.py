@@ -1,0 +1,103 @@
+"""The HTTP app over the ASGI transport, bound to a real engine and SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cronduit.acceptor import Acceptor
+from cronduit.core.config import load_config
+from cronduit.core.signing import webhook_token
+from cronduit.engine import Engine
+from cronduit.http import Gateway, create_app
+from cronduit.ports import Event, Run
+from cronduit.store.sqlite import SqliteStore
+from cronduit.testing import FakeClock, FakeRunner
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+HOOK_SECRET = "hook-secret-value-7f3a"
+API_TOKEN = "api-token-value-91bc"
+
+CONFIG = """\
+settings:
+  webhook_secret: HOOK_KEY
+  api_token: API_KEY
+jobs:
+  poke:   {run: "true", webhook: true}
+  inputs: {run: "true", webhook: true,
+           inputs: {REGION: {enum: [eu, us], default: eu}, TAG: {pattern: "v[0-9]+", default: v1}}}
+  quiet:  {run: "true"}
+"""
+
+
+@dataclass
+class Api:
+    """The app, its engine and store, and helpers that read like the scenario."""
+
+    client: httpx.AsyncClient
+    engine: Engine
+    store: SqliteStore
+    runner: FakeRunner
+    clock: FakeClock
+
+    def hook(self, job: str, secret: str = HOOK_SECRET) -> str:
+        return f"/hooks/{job}/{webhook_token(secret, job)}"
+
+    def event(self, delivery_id: str) -> Event | None:
+        with self.store.transaction() as tx:
+            return tx.event_by_delivery(delivery_id)
+
+    def history(self, job: str) -> list[Run]:
+        with self.store.transaction() as tx:
+            return list(reversed(tx.history(job, 1000)))
+
+    def tick(self) -> None:
+        self.engine.tick(self.clock.now())
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def api(tmp_path: Path) -> AsyncIterator[Api]:
+    async for made in _api(tmp_path, dispatch=True):
+        yield made
+
+
+@pytest.fixture
+async def dry_api(tmp_path: Path) -> AsyncIterator[Api]:
+    async for made in _api(tmp_path, dispatch=False):
+        yield made
+
+
+async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
+    config = load_config(CONFIG, "cronduit.yaml")
+    store = SqliteStore(folder / "cronduit.db")
+    runner = FakeRunner()
+    clock = FakeClock(T0)
+    engine = Engine(config, store, runner, dispatch=dispatch)
+    engine.apply(config, clock.now())
+    secrets = {"HOOK_KEY": HOOK_SECRET, "API_KEY": API_TOKEN}
+
+    async def run_of(delivery_id: str, timeout: float) -> str | None:
+        engine.tick(clock.now())  # the daemon would be woken; here the test routes at once
+        with store.transaction() as tx:
+            event = tx.event_by_delivery(delivery_id)
+        return event.run_id if event is not None and event.state == "consumed" else None
+
+    acceptor = Acceptor(lambda: SqliteStore(folder / "cronduit.db", migrate=False),
+                        lambda: None)
+    gateway = Gateway(config=lambda: engine.config, secret=secrets.get, acceptor=acceptor,
+                      clock=clock, dispatching=lambda: engine.dispatch, run_of=run_of)
+    transport = httpx.ASGITransport(app=create_app(gateway))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
+        yield Api(client, engine, store, runner, clock)
+    acceptor.close()
+    store.close()
