@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from cronduit.core.config.model import Job
 from cronduit.core.enums import TriggerKind
+from cronduit.core.github import CodeEvent
 from cronduit.core.inputs import resolve_inputs
 from cronduit.core.overlap import JobState, Trigger, manual_refusal
-from cronduit.ports import Event, NewEvent, Transaction
+from cronduit.ports import Delivery, Event, NewEvent, Transaction
 
 PENDING_SCAN = 100_000
 """Unrouted events read when looking for a pending manual run (the daemon routes in batches,
@@ -103,6 +104,14 @@ def webhook_delivery_id(job: str, key: str | None) -> str:
     return f"webhook/{job}/key/{key}"
 
 
+def github_delivery_id(header: str | None) -> str:
+    """The ``X-GitHub-Delivery`` header, required: it is what makes a redelivery one."""
+    if header is None or not _KEY.fullmatch(header):
+        raise RequestRefused(400, "X-GitHub-Delivery: required, 1 to 200 printable ASCII "
+                                  "characters")
+    return header
+
+
 def accept_webhook(tx: Transaction, job: Job, delivery_id: str, body: bytes,
                    inputs: Mapping[str, str], now: datetime) -> Accepted:
     """A job webhook's POST, accepted once per delivery id with its whole body."""
@@ -121,6 +130,32 @@ def webhook_label(body: str) -> str:
     if len(flat) > LABEL_BODY_CHARS:
         flat = flat[:LABEL_BODY_CHARS - 1] + "…"
     return f"webhook {flat}"
+
+
+@dataclass(frozen=True)
+class DeliveryAccepted:
+    """A code-host delivery recorded, and the triggers derived from it (none is fine: a
+    ping, or an event no job listens to). ``created`` is False for a redelivery."""
+
+    triggers: list[Event]
+    created: bool
+
+
+def accept_code_event(tx: Transaction, delivery_id: str, event: CodeEvent, jobs: Sequence[str],
+                      now: datetime) -> DeliveryAccepted:
+    """Record a GitHub delivery once per ``X-GitHub-Delivery`` and, in the same transaction,
+    one trigger for each job it matches, each naming the delivery as its parent."""
+    facts = {"id": delivery_id, "source": "github", **event.facts}
+    text = json.dumps(facts, sort_keys=True)
+    record = Delivery(delivery_id, "github", event.delivery.event, event.label, text, now,
+                      len(jobs))
+    if not tx.record_delivery(record):
+        return DeliveryAccepted(tx.events_of_delivery(delivery_id), created=False)
+    payload = json.dumps({"delivery": facts}, sort_keys=True)
+    for job in jobs:
+        tx.insert_event(NewEvent(f"github/{delivery_id}/{job}", job, TriggerKind.EVENT,
+                                 event.label, now, payload=payload, parent=delivery_id))
+    return DeliveryAccepted(tx.events_of_delivery(delivery_id), created=True)
 
 
 def _insert(tx: Transaction, event: NewEvent) -> Accepted:

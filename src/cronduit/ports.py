@@ -40,6 +40,8 @@ class NewEvent:
     payload: str = "{}"
     """JSON: inputs, delivery fields or the webhook body."""
     operator: str | None = None
+    parent: str | None = None
+    """The code-host delivery (:class:`Delivery`) this trigger was derived from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,23 @@ class Event:
     state: str
     """``new`` (not routed yet), ``waiting``, ``consumed`` (by ``run_id``) or ``unmatched``."""
     run_id: str | None
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A code-host delivery as recorded: once per delivery id, the parent of its triggers."""
+
+    delivery_id: str
+    source: str
+    """``github``."""
+    event: str
+    label: str
+    facts: str
+    """JSON: what the delivery said, as each of its triggers' files shows it."""
+    received_at: datetime
+    triggers: int
+    """How many jobs it triggered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +164,16 @@ class Transaction(Protocol):
 
     def insert_events(self, events: Sequence[NewEvent]) -> None:
         """Accept many events in one statement; already-accepted delivery ids are skipped."""
+        ...
+
+    def record_delivery(self, delivery: Delivery) -> bool:
+        """Record a code-host delivery; False when its id was recorded before."""
+        ...
+
+    def get_delivery(self, delivery_id: str) -> Delivery | None: ...
+
+    def events_of_delivery(self, delivery_id: str) -> list[Event]:
+        """The triggers derived from a delivery, oldest first."""
         ...
 
     def event_by_delivery(self, delivery_id: str) -> Event | None: ...

@@ -63,7 +63,7 @@ def test_a_webhook_runs_its_job_with_the_whole_body_and_inputs(deployment: Deplo
 
 
 def test_run_now_over_http_answers_201_then_409(deployment: Deployment) -> None:
-    deployment.write(CONFIG.replace("echo built >> builds.txt", "sleep 2; echo built >> builds.txt"))
+    deployment.write(CONFIG.replace("echo built >>", "sleep 2; echo built >>"))
     daemon = deployment.serve(extra_env=SECRETS)
     url = f"{base_url(deployment)}/v1/jobs/build/run"
     auth = {"Authorization": f"Bearer {API_TOKEN}"}
@@ -106,7 +106,8 @@ def test_a_port_in_use_stops_the_daemon_with_a_clear_error(deployment: Deploymen
     taken = base_url(deployment).removeprefix("http://")
     other = deployment.folder / "other"
     other.mkdir()
-    (other / "cronduit.yaml").write_text(CONFIG.replace("settings:\n", f"settings:\n  listen: {taken}\n", 1))
+    clashing = CONFIG.replace("settings:\n", f"settings:\n  listen: {taken}\n", 1)
+    (other / "cronduit.yaml").write_text(clashing)
     clash = Deployment(other)
     process = clash.serve(extra_env=SECRETS)
     assert 1 == process.wait(timeout=15)

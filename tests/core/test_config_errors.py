@@ -50,8 +50,8 @@ def test_an_unknown_key_in_settings_lists_the_settings_keys() -> None:
         """
     expected = (
         "c.yaml:3:3: settings: unknown key 'time_out' (did you mean 'timeout'?); allowed keys: "
-        "api_token, catch_up, github_secret, kept_runs, listen, secrets_file, state, timeout, "
-        "webhook_secret"
+        "api_token, catch_up, github_secret, github_token, kept_runs, listen, secrets_file, state, "
+        "timeout, webhook_secret"
     )
     assert [expected] == errors(text)
 

@@ -22,16 +22,26 @@ from cronduit.testing import FakeClock, FakeRunner
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 HOOK_SECRET = "hook-secret-value-7f3a"
 API_TOKEN = "api-token-value-91bc"
+GITHUB_SECRET = "github-secret-value-c0de"
 
 CONFIG = """\
 settings:
   webhook_secret: HOOK_KEY
   api_token: API_KEY
+  github_secret: GITHUB_KEY
 jobs:
   poke:   {run: "true", webhook: true}
   inputs: {run: "true", webhook: true,
-           inputs: {REGION: {enum: [eu, us], default: eu}, TAG: {pattern: "v[0-9]+", default: v1}}}
+           inputs: {REGION: {enum: [eu, us], default: eu},
+                    TAG: {pattern: "v[0-9]+", default: v1}}}
   quiet:  {run: "true"}
+  docs:   {run: "true",
+           on: {events: [push], branches: [main], paths: ["docs/**", "!docs/draft/**"]}}
+  any-push: {run: "true", on: {events: [push]}}
+  red-main: {run: "true", on: {events: [check_suite.completed], branches: [main],
+                               conclusions: [failure, timed_out]}}
+  red-any:  {run: "true", on: {events: [check_suite.completed], conclusions: [failure]}}
+  release:  {run: "true", on: {events: [release.published]}}
 """
 
 
@@ -40,6 +50,7 @@ class Api:
     """The app, its engine and store, and helpers that read like the scenario."""
 
     client: httpx.AsyncClient
+    gateway: Gateway
     engine: Engine
     store: SqliteStore
     runner: FakeRunner
@@ -84,7 +95,7 @@ async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
     clock = FakeClock(T0)
     engine = Engine(config, store, runner, dispatch=dispatch)
     engine.apply(config, clock.now())
-    secrets = {"HOOK_KEY": HOOK_SECRET, "API_KEY": API_TOKEN}
+    secrets = {"HOOK_KEY": HOOK_SECRET, "API_KEY": API_TOKEN, "GITHUB_KEY": GITHUB_SECRET}
 
     async def run_of(delivery_id: str, timeout: float) -> str | None:
         engine.tick(clock.now())  # the daemon would be woken; here the test routes at once
@@ -98,6 +109,6 @@ async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
                       clock=clock, dispatching=lambda: engine.dispatch, run_of=run_of)
     transport = httpx.ASGITransport(app=create_app(gateway))
     async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
-        yield Api(client, engine, store, runner, clock)
+        yield Api(client, gateway, engine, store, runner, clock)
     acceptor.close()
     store.close()

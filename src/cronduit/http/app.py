@@ -20,10 +20,19 @@ from pydantic import ValidationError
 
 from cronduit import intake
 from cronduit.core.config.model import Job
-from cronduit.core.signing import token_matches
-from cronduit.http.bodies import WEBHOOK_LIMIT, read_limited
+from cronduit.core.github import (
+    CodeEvent,
+    DeliveryError,
+    jobs_awaiting_branch,
+    matching_jobs,
+    read_delivery,
+    with_verified_branch,
+)
+from cronduit.core.signing import github_signature_valid, token_matches
+from cronduit.github_ancestry import head_in_branch
+from cronduit.http.bodies import GITHUB_LIMIT, WEBHOOK_LIMIT, read_limited
 from cronduit.http.gateway import Gateway
-from cronduit.http.models import Accepted, Health, RunRequest, RunStarted
+from cronduit.http.models import Accepted, DeliveryRecorded, Health, RunRequest, RunStarted
 from cronduit.ports import Transaction
 
 RUN_ID_WAIT = 5.0
@@ -46,6 +55,13 @@ def create_app(gateway: Gateway) -> FastAPI:
         return Health(status="ok", dry_run=not gateway.dispatching(),
                       jobs=len(gateway.config().jobs))
 
+    _add_webhook_routes(app, gateway)
+    _add_github_routes(app, gateway)
+    _add_api_routes(app, gateway)
+    return app
+
+
+def _add_webhook_routes(app: FastAPI, gateway: Gateway) -> None:
     @app.post("/hooks/{job}/{token}", status_code=202,
               responses={404: {"description": "no such webhook (unknown job, no "
                                               "`webhook: true`, or a wrong token)"},
@@ -71,6 +87,52 @@ def create_app(gateway: Gateway) -> FastAPI:
         return Accepted(delivery_id=delivery_id, event=accepted.event.seq,
                         duplicate=not accepted.created)
 
+
+
+def _add_github_routes(app: FastAPI, gateway: Gateway) -> None:
+    @app.post("/github", status_code=202,
+              responses={400: {"description": "no X-GitHub-Delivery, or a body that is not "
+                                              "JSON"},
+                         401: {"description": "X-Hub-Signature-256 does not verify"},
+                         422: {"description": "a payload field cronduit reads is missing or "
+                                              "of the wrong type"}})
+    async def github(request: Request,
+                     x_github_event: Annotated[str | None, Header()] = None,
+                     x_github_delivery: Annotated[str | None, Header()] = None,
+                     x_hub_signature_256: Annotated[str | None, Header()] = None,
+                     ) -> DeliveryRecorded:
+        """Record a GitHub delivery once per ``X-GitHub-Delivery`` and derive one trigger
+        per matching job, in one transaction; 202 once durable."""
+        body = await read_limited(request, GITHUB_LIMIT)
+        settings = gateway.config().settings
+        secret = gateway.secret(settings.github_secret) if settings.github_secret else None
+        if secret is None or not github_signature_valid(secret, body, x_hub_signature_256):
+            raise HTTPException(401, "X-Hub-Signature-256: does not verify with "
+                                     "settings.github_secret")
+        delivery_id = intake.github_delivery_id(x_github_delivery)
+        try:
+            event = read_delivery(x_github_event, json.loads(body))
+        except DeliveryError as error:
+            raise intake.RequestRefused(422, str(error)) from None
+        except ValueError:
+            raise intake.RequestRefused(400, "body: not valid JSON") from None
+        event = await _verify_branch(gateway, event)
+        rules = {name: job.on.rule for name, job in gateway.config().jobs.items()
+                 if job.on is not None and job.on.rule is not None}
+        jobs = matching_jobs(event, rules)
+        now = gateway.clock.now()
+
+        def accept(tx: Transaction) -> intake.DeliveryAccepted:
+            return intake.accept_code_event(tx, delivery_id, event, jobs, now)
+
+        accepted = await gateway.acceptor.submit(accept)
+        return DeliveryRecorded(delivery_id=delivery_id, label=event.label,
+                                duplicate=not accepted.created,
+                                triggered=[trigger.job for trigger in accepted.triggers])
+
+
+
+def _add_api_routes(app: FastAPI, gateway: Gateway) -> None:
     @app.post("/v1/jobs/{job}/run", status_code=201,
               responses={401: {"description": "no valid API token"},
                          404: {"description": "no such job"},
@@ -105,7 +167,6 @@ def create_app(gateway: Gateway) -> FastAPI:
         return RunStarted(run_id=run_id, delivery_id=delivery_id,
                           state="started" if run_id is not None else "waiting")
 
-    return app
 
 
 def _webhook_job(gateway: Gateway, name: str, token: str) -> Job:
@@ -119,6 +180,22 @@ def _webhook_job(gateway: Gateway, name: str, token: str) -> Job:
     if job is None or not job.webhook or not matches:
         raise HTTPException(404, _NOT_FOUND)
     return job
+
+
+async def _verify_branch(gateway: Gateway, event: CodeEvent) -> CodeEvent:
+    """Confirm a check's head branch when some job filters on branches and would run on it;
+    otherwise leave it unconfirmed (no branch), which is the safe side."""
+    rules = {name: job.on.rule for name, job in gateway.config().jobs.items()
+             if job.on is not None and job.on.rule is not None}
+    awaiting = jobs_awaiting_branch(event, rules)
+    if not awaiting or event.branch_to_verify is None or event.head_sha is None:
+        return with_verified_branch(event, None)
+    settings = gateway.config().settings
+    token = gateway.secret(settings.github_token) if settings.github_token else None
+    verified = await head_in_branch(gateway.workspace(awaiting[0]), event.branch_to_verify,
+                                    event.head_sha, token=token,
+                                    repository=event.repository or "")
+    return with_verified_branch(event, verified)
 
 
 def _authorize(gateway: Gateway, header: str | None) -> None:

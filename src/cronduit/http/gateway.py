@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from cronduit.acceptor import Acceptor
 from cronduit.core.config.model import Config
@@ -25,3 +26,5 @@ class Gateway:
     run_of: Callable[[str, float], Awaitable[str | None]]
     """The run that consumed a delivery, waiting up to the given seconds for the engine to
     route it; None when it is still waiting behind other work."""
+    workspace: Callable[[str], Path | None] = lambda _: None
+    """A job's workspace clone, where git can tell whether a commit is in a branch."""

@@ -24,6 +24,16 @@ class Accepted(BaseModel):
     """True when this delivery id was accepted before: the earlier event is the answer."""
 
 
+class DeliveryRecorded(BaseModel):
+    """A GitHub delivery recorded (202), with the jobs it triggered."""
+
+    delivery_id: str
+    label: str
+    duplicate: bool
+    """True for a redelivery: nothing new was triggered; ``triggered`` is the first time's."""
+    triggered: list[str]
+
+
 class RunRequest(BaseModel):
     """The optional JSON body of a run-now request."""
 

@@ -2,8 +2,10 @@
 -- Portable SQL only: the PostgreSQL backend runs the same text.
 
 -- name: insert_event
-INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at)
-VALUES (:delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator, :accepted_at)
+INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at,
+                    parent)
+VALUES (:delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator, :accepted_at,
+        :parent)
 ON CONFLICT (delivery_id) DO NOTHING
 RETURNING seq;
 
@@ -151,6 +153,19 @@ VALUES (:job, :slot, :name, :fate, :reason,
 ON CONFLICT (job, slot) DO NOTHING;
 
 -- name: insert_events
-INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at)
-VALUES (:delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator, :accepted_at)
+INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at,
+                    parent)
+VALUES (:delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator, :accepted_at,
+        :parent)
 ON CONFLICT (delivery_id) DO NOTHING;
+
+-- name: record_delivery
+INSERT INTO deliveries (delivery_id, source, event, label, facts, received_at, triggers)
+VALUES (:delivery_id, :source, :event, :label, :facts, :received_at, :triggers)
+ON CONFLICT (delivery_id) DO NOTHING;
+
+-- name: get_delivery
+SELECT * FROM deliveries WHERE delivery_id = :delivery_id;
+
+-- name: events_of_delivery
+SELECT * FROM events WHERE parent = :parent ORDER BY seq;

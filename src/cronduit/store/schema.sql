@@ -17,11 +17,25 @@ CREATE TABLE events (
     -- new: accepted, not yet routed; waiting: routed to the job's work, not yet consumed;
     -- consumed: linked to run_id; unmatched: no job takes it.
     state        TEXT NOT NULL DEFAULT 'new',
-    run_id       TEXT
+    run_id       TEXT,
+    -- the code-host delivery this trigger was derived from, if any
+    parent       TEXT REFERENCES deliveries (delivery_id)
 );
 CREATE INDEX events_by_state ON events (state, seq);
 CREATE INDEX events_waiting ON events (job, state, seq);
 CREATE INDEX events_by_run ON events (run_id);
+CREATE INDEX events_by_parent ON events (parent) WHERE parent IS NOT NULL;
+
+-- Code-host deliveries (GitHub), once per delivery id; each the parent of its triggers.
+CREATE TABLE deliveries (
+    delivery_id  TEXT PRIMARY KEY,
+    source       TEXT NOT NULL,
+    event        TEXT NOT NULL,
+    label        TEXT NOT NULL,
+    facts        TEXT NOT NULL,
+    received_at  TEXT NOT NULL,
+    triggers     INTEGER NOT NULL
+);
 
 -- One durable timer per timed job: the slot it is armed for and when it elapses.
 CREATE TABLE timers (

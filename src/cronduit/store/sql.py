@@ -16,7 +16,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Protocol, TypeVar
 
-from cronduit.ports import Conflict, Event, NewEvent, Run, RunEnd, SlotRecord, Timer
+from cronduit.ports import Conflict, Delivery, Event, NewEvent, Run, RunEnd, SlotRecord, Timer
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 _LOW = "0000-01-01T00:00:00.000000Z"
@@ -69,7 +69,7 @@ class Cursor(Protocol):
 R = TypeVar("R")
 _TIME_FIELDS = frozenset({
     "slot", "accepted_at", "due_at", "recorded_at", "until_slot", "created_at", "started_at",
-    "finished_at", "deadline_at", "next_attempt_at", "ended_at",
+    "finished_at", "deadline_at", "next_attempt_at", "ended_at", "received_at",
 })
 _BOOL_FIELDS = frozenset({"late", "exclusive", "files_pruned", "chained"})
 
@@ -195,9 +195,18 @@ class SqlTransaction:
         self._many("insert_events", [
             {"delivery_id": e.delivery_id, "job": e.job, "kind": e.kind, "label": e.label,
              "slot": to_text(e.slot), "late": int(e.late), "payload": e.payload,
-             "operator": e.operator, "accepted_at": to_text(e.accepted_at)}
+             "operator": e.operator, "accepted_at": to_text(e.accepted_at), "parent": e.parent}
             for e in events
         ], converted=True)
+
+    def record_delivery(self, delivery: Delivery) -> bool:
+        return self._run("record_delivery", **_values(delivery)).rowcount == 1
+
+    def get_delivery(self, delivery_id: str) -> Delivery | None:
+        return self._one(Delivery, "get_delivery", delivery_id=delivery_id)
+
+    def events_of_delivery(self, delivery_id: str) -> list[Event]:
+        return self._all(Event, "events_of_delivery", parent=delivery_id)
 
     def event_by_delivery(self, delivery_id: str) -> Event | None:
         return self._one(Event, "event_by_delivery", delivery_id=delivery_id)

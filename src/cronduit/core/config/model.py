@@ -164,6 +164,9 @@ class Settings(_Record):
     webhook_secret: SecretName | None = None
     """The *name* of the secret that signs webhook URLs (never the secret itself)."""
     github_secret: SecretName | None = None
+    github_token: SecretName | None = None
+    """A GitHub token's secret name: lets cronduit ask GitHub whether a check's head commit
+    is in its branch (the compare API), when no workspace clone can tell."""
     api_token: SecretName | None = None
 
     @property
