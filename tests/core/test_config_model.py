@@ -353,3 +353,50 @@ def test_a_built_config_checks_cross_job_rules() -> None:
     with pytest.raises(ValidationError) as caught:
         Config(jobs={"b": chained}, filename="x")
     assert "names no job of this config ('zzz')" in str(caught.value)
+
+
+# -- memory: what jobs share -------------------------------------------------------------
+
+
+TWINS = """\
+    jobs:
+      a: {command: [./x, failure], cron: "0 9 * * *", timeout: 5m, notify: [failure]}
+      b: {command: [./x, failure], cron: "0 9 * * *", timeout: 5m, notify: [failure]}
+    """
+
+
+def test_equal_text_and_durations_of_a_file_are_kept_once() -> None:
+    """Ten thousand jobs that run the same program hold one copy of its name."""
+    config = load(TWINS)
+    a, b = config.jobs["a"], config.jobs["b"]
+    assert (a.command, a.timeout) == (b.command, b.timeout)
+    assert a.command[0] is b.command[0]
+    assert a.timeout is b.timeout
+
+
+def test_sharing_never_turns_an_outcome_into_its_text() -> None:
+    """``Outcome.FAILURE == "failure"``, yet notify keeps members and commands keep text."""
+    config = load(TWINS.replace("[./x, failure]", "[failure]"))
+    a = config.jobs["a"]
+    assert (str, Outcome) == (type(a.command[0]), type(a.notify[0]))
+
+
+def test_compacted_records_read_compare_and_dump_as_before() -> None:
+    """A loaded job equals the same job built by code, attribute by attribute."""
+    loaded = load(TWINS).jobs["a"]
+    built = Job(name="a", command=("./x", "failure"), cron="0 9 * * *", timeout=300,
+                notify=(Outcome.FAILURE,))
+    assert built == loaded
+    assert built.model_dump() == loaded.model_dump()
+    given = {"name", "command", "cron", "timeout", "notify", "catch_up"}  # catch_up inherited
+    assert given == loaded.model_fields_set
+
+
+def test_copying_a_record_leaves_the_records_it_shares_a_field_set_with_alone() -> None:
+    """Records giving the same fields share one set of their names; pydantic copies it first."""
+    config = load(TWINS)
+    a, b = config.jobs["a"], config.jobs["b"]
+    copied = a.model_copy(update={"jitter": 5})
+    assert "jitter" in copied.model_fields_set
+    assert "jitter" not in b.model_fields_set
+    assert 0 == b.jitter

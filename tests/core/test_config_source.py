@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from textwrap import dedent
 
 import pytest
+import yaml
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from cronduit.core.config import ConfigErrors
-from cronduit.core.config.source import Document, Position, read_document
+from cronduit.core.config.source import (
+    Document,
+    Position,
+    _located_json,
+    _located_yaml,
+    _Object,
+    _yaml_node,
+    read_document,
+)
 
 
 def read(text: str, filename: str = "c.yaml") -> Document:
@@ -243,3 +256,73 @@ def test_a_yaml_flow_mapping_at_the_top_still_reads() -> None:
 def test_a_byte_order_mark_is_ignored() -> None:
     """Editors on some systems write one; it is not part of the config."""
     assert {"a": 1} == read_document("\ufeffa: 1\n", "c.yaml").data
+
+
+# -- the quick read: no positions until one is asked for ---------------------------------
+
+
+def _outcome(read: Callable[[], Document]) -> object:
+    try:
+        document = read()
+    except ConfigErrors as errors:
+        return [str(error) for error in errors.errors]
+    return document.data, dict(document.values), dict(document.keys)
+
+
+def _located_yaml_read(text: str) -> Document:
+    """The read that records every position as it builds (the only read before the quick one)."""
+    return _located_yaml(_yaml_node(text, "c.yaml"), "c.yaml")
+
+
+def _located_json_read(text: str) -> Document:
+    try:
+        parsed = json.loads(text, object_pairs_hook=_Object)
+    except json.JSONDecodeError:
+        return read_document(text, "c.json")  # the same syntax error either way
+    return _located_json(parsed, text, "c.json")
+
+
+YAMLISH = st.text(alphabet="ab1.:-,[]{}&*!<~ '\"\n", max_size=60)
+_values = st.recursive(
+    st.one_of(st.sampled_from(["a", "1", "on", "~", "<<", "*/5 * * * *"]), st.integers(),
+              st.booleans(), st.none(), st.floats(allow_nan=False)),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.sampled_from(["a", "b", "1", "<<"]), children, max_size=3),
+    max_leaves=12,
+)
+DUMPED = st.builds(
+    lambda value, flow: yaml.safe_dump({"x": value, "y": value}, default_flow_style=flow),
+    _values, st.booleans(),  # the repeated value is written once, then as an alias
+)
+JSONISH = st.text(alphabet='ab1.:-,[]{}" \n', max_size=60)
+JSON_OBJECTS = st.lists(st.tuples(st.sampled_from("abc"), _values), max_size=4).map(
+    lambda pairs: "{" + ",\n".join(f'"{key}": {json.dumps(value)}' for key, value in pairs) + "}"
+)  # keys may repeat
+
+
+@settings(max_examples=500, deadline=None)
+@given(YAMLISH | DUMPED)
+def test_the_quick_yaml_read_gives_what_the_located_read_gives(text: str) -> None:
+    """Same data, positions and errors, whatever the text: tags, aliases, duplicates..."""
+    assume(not text.lstrip().startswith("{"))  # read as JSON first
+    expected = _outcome(lambda: _located_yaml_read(text))
+    assert expected == _outcome(lambda: read_document(text, "c.yaml"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSONISH | JSON_OBJECTS)
+def test_the_quick_json_read_gives_what_the_located_read_gives(text: str) -> None:
+    """The same for JSON, duplicate keys included."""
+    expected = _outcome(lambda: _located_json_read(text))
+    assert expected == _outcome(lambda: read_document(text, "c.json"))
+
+
+def test_a_self_referencing_alias_is_still_refused() -> None:
+    """The quick read leaves every anchor to the located read, which names this one."""
+    assert ["c.yaml:1:4: an alias refers to itself"] == errors("a: &x [1, *x]\n")
+
+
+def test_nesting_too_deep_is_still_refused() -> None:
+    """Past 64 levels the located read reports where."""
+    [found] = errors("[" * 70 + "]" * 70 + "\n")
+    assert found.endswith("nested too deeply")

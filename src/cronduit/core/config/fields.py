@@ -16,6 +16,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Sized
 from enum import StrEnum
+from functools import lru_cache
 from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
@@ -82,11 +83,17 @@ Name = Annotated[str, Strict(), AfterValidator(_name)]
 # -- durations ---------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1024)
+def _parsed_duration(text: str) -> int:
+    """A config repeats a few durations across thousands of jobs: each is parsed once."""
+    return parse_duration(text.strip())
+
+
 def _seconds(value: object, info: ValidationInfo) -> int:
     """A duration string; from code (not from a file) a whole number of seconds too."""
     if isinstance(value, str):
         try:
-            return parse_duration(value.strip())
+            return _parsed_duration(value)
         except DurationError as error:
             raise invalid(str(error)) from None
     if isinstance(value, int) and not isinstance(value, bool):

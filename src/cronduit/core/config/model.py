@@ -108,12 +108,48 @@ class _Record(BaseModel):
             return data
         record = handler(data)
         rules.enforce(record, cls.RULES, info)
+        _compact(record)
         return record
 
     @classmethod
     def config_keys(cls) -> tuple[str, ...]:
         """The keys a config file may give this record."""
         return tuple(sorted(cls.model_fields))
+
+
+# -- memory per record -------------------------------------------------------------------
+
+_ATTRIBUTES: dict[type[BaseModel], dict[str, Any]] = {}
+_FIELDS_SET: dict[frozenset[str], set[str]] = {}
+
+
+def _compact(record: BaseModel) -> None:
+    """Keep a fresh record in a quarter of the memory pydantic gave it, without changing it.
+
+    A daemon keeps its config for its whole life, and a config may hold 10,000 jobs. The
+    record's attributes move to a dict that shares its key table with every record of its
+    class (PEP 412: copying a dict that shares keys shares them too), and its set of given
+    fields becomes one set shared by all records that give the same fields (a record is
+    frozen, and pydantic copies that set before changing it).
+    """
+    given = record.__dict__
+    attributes = _attributes_of(type(record), given).copy()
+    attributes.update(given)
+    object.__setattr__(record, "__dict__", attributes)
+    fields_set = record.__pydantic_fields_set__
+    object.__setattr__(
+        record, "__pydantic_fields_set__", _FIELDS_SET.setdefault(frozenset(fields_set), fields_set)
+    )
+
+
+def _attributes_of(model: type[BaseModel], given: dict[str, Any]) -> dict[str, Any]:
+    """An empty attribute dict whose key table the model's records share."""
+    if model not in _ATTRIBUTES:
+        holder = type(f"{model.__name__}Attributes", (), {})()
+        for name in given:
+            setattr(holder, name, None)  # an instance's attributes share their class's keys
+        _ATTRIBUTES[model] = holder.__dict__
+    return _ATTRIBUTES[model]
 
 
 # -- catch-up ----------------------------------------------------------------------------
@@ -326,6 +362,9 @@ class Workspace(_Record):
 
 _DEFAULT_DST = DstPolicy()
 _DEFAULT_OVERLAP = OverlapSpec()
+_NO_ENTRIES: Mapping[str, Any] = {}
+_spelled = lru_cache(maxsize=256)(format_duration)
+"""``format_duration``, once per setting rather than once per job that inherits it."""
 
 
 class Job(_Record):
@@ -353,8 +392,9 @@ class Job(_Record):
     overlap: OverlapSpec = Field(default_factory=lambda: _DEFAULT_OVERLAP)
     retry: Retry | None = None
     notify: NotifyOutcomes = _DEFAULT_NOTIFY
-    env: Mapping[EnvKey, Text] = Field(default_factory=dict)
-    inputs: Mapping[str, InputSpec] = Field(default_factory=dict)
+    # Mappings are read-only (``Mapping``) in a frozen record, so jobs share one empty one.
+    env: Mapping[EnvKey, Text] = Field(default_factory=lambda: _NO_ENTRIES)
+    inputs: Mapping[str, InputSpec] = Field(default_factory=lambda: _NO_ENTRIES)
     secrets: JobSecrets = ()
     dir: NonEmptyText | None = None
     workspace: Workspace | None = None
@@ -379,7 +419,7 @@ class Job(_Record):
         if context.job_name is not None:
             filled.setdefault("name", context.job_name)
         if context.settings is not None:
-            filled.setdefault("timeout", format_duration(context.settings.timeout))
+            filled.setdefault("timeout", _spelled(context.settings.timeout))
             filled.setdefault("catch_up", context.settings.catch_up)
         return filled
 
@@ -424,9 +464,12 @@ class Job(_Record):
         return step.retry if step.retry is not None else self.retry
 
 
-@lru_cache(maxsize=65_536)
 def _canonical_cron(expression: CronExpression) -> str:
-    """The expression's meaning, not its spelling: each field's values, ``*`` when all."""
+    """The expression's meaning, not its spelling: each field's values, ``*`` when all.
+
+    Not cached: an apply asks once per job, and a cache of 10,000 keys cost more to fill
+    (and 0.2 KiB a job to keep) than computing them.
+    """
     fields = (
         (expression.minutes, 60),
         (expression.hours, 24),

@@ -63,12 +63,8 @@ def enforce(model: M, rules: Sequence[Rule[M]], info: ValidationInfo) -> None:
     """Run every rule whose fields are trusted; raise all their problems together."""
     context = load_context(info)
     doubtful = context.doubtful_for(model) if context else frozenset()
-    problems = [
-        problem
-        for rule in rules
-        if not rule.reads & doubtful
-        for problem in rule.check(model, context)
-    ]
+    trusted = [rule for rule in rules if not rule.reads & doubtful] if doubtful else rules
+    problems = [problem for rule in trusted for problem in rule.check(model, context)]
     if problems:
         raise rules_broken(problems)
 

@@ -6,9 +6,18 @@ would become ``True:``, ``at: [12:30]`` the integer 750 and ``2026-01-01`` a dat
 ``true``/``false`` are booleans, ``null``/``~``/empty are null, and numbers are decimal,
 ``0o`` octal, ``0x`` hex or floats. Mapping keys are always text.
 
-Nodes are composed, then built by hand so that every value keeps its position. Duplicate
-keys are errors (YAML forbids them; PyYAML would keep the last one silently). Anchors and
-aliases work; merge keys (``<<``) do not exist in YAML 1.2 and are refused by name.
+To report errors, nodes are composed, then built by hand so that every value keeps its
+position. Duplicate keys are errors (YAML forbids them; PyYAML would keep the last one
+silently). Anchors and aliases work; merge keys (``<<``) do not exist in YAML 1.2 and are
+refused by name.
+
+Positions are only read to report an error. So a file is first read straight from the
+parser's events into plain data, with neither nodes nor positions: recording a position per
+value was a third of loading a large file, and the node tree (2.5 KiB a job) left the
+daemon's heap that much bigger for good. Anything that read does not expect (a syntax error,
+an anchor, a tag, a duplicate or merge key, too deep or too many values) sends the file to
+the composer and the building that records positions, which reports the problem where it
+was written; a file read cleanly is composed again only if a position is asked for.
 
 JSON is accepted as well (``.json`` files, or text that starts with ``{``). ``json`` reads
 it first, for a precise syntax error and exact values; the YAML composer then supplies the
@@ -22,16 +31,26 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Final
 
 import yaml
+from yaml.events import (
+    MappingEndEvent,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
 from cronduit.core.config.errors import ConfigError, ConfigErrors, Path, dotted
 
-__all__ = ["Document", "Position", "read_document"]
+__all__ = ["Document", "Position", "Positions", "read_document"]
 
 _TAG = "tag:yaml.org,2002:"
 _MAX_VALUES = 100_000  # far beyond any real config; stops alias bombs ("billion laughs")
@@ -50,12 +69,35 @@ _START = Position(1, 1)
 
 
 @dataclass(frozen=True)
-class Document:
-    """The data of a config file and where each of its keys and values was written."""
+class Positions:
+    """Where each value, and each mapping key, of a document was written."""
 
-    data: object
     values: Mapping[Path, Position]
     keys: Mapping[Path, Position]
+
+
+@dataclass(frozen=True)
+class Document:
+    """The data of a config file and where each of its keys and values was written.
+
+    ``find_positions`` is called once, when a position is first asked for: only errors
+    need them, so a file that has none is never walked for them.
+    """
+
+    data: object
+    find_positions: Callable[[], Positions] = field(repr=False, compare=False)
+
+    @cached_property
+    def positions(self) -> Positions:
+        return self.find_positions()
+
+    @property
+    def values(self) -> Mapping[Path, Position]:
+        return self.positions.values
+
+    @property
+    def keys(self) -> Mapping[Path, Position]:
+        return self.positions.keys
 
     def locate(self, path: Path, *, at_key: bool = False) -> Position:
         """Where ``path`` was written; a path that goes past the data falls back to the
@@ -295,6 +337,78 @@ def _float(text: str) -> object:
 _SCALARS: Final = {"str": _text, "bool": _bool, "null": _null, "int": _int, "float": _float}
 
 
+# -- building values without positions ---------------------------------------------------
+
+
+class _Unusual(Exception):
+    """Something only :class:`_Builder` may judge: compose and build again, with positions."""
+
+
+_PARSE_BY_TAG: Final = {_TAG + kind: parse for kind, parse in _SCALARS.items()}
+_IMPLICIT: Final = (None, "!")
+"""Tags the composer resolves itself: none given, or the non-specific ``!``."""
+_SEQUENCE_TAGS: Final = (*_IMPLICIT, _TAG + "seq")
+_MAPPING_TAGS: Final = (*_IMPLICIT, _TAG + "map")
+
+
+class _Plain:
+    """The data :class:`_Builder` builds, for a file it would find nothing wrong with, read
+    from the parser's events: no node tree, so no memory held for one (the daemon's heap
+    never shrinks back from what loading took)."""
+
+    def __init__(self, parser: Any) -> None:
+        self._next = parser.get_event
+        self._resolve = parser.resolve
+        self._count = 0
+        self._shared: dict[str, str] = {}  # one object for text repeated across jobs
+
+    def document(self) -> object:
+        self._next()  # the stream's start
+        if isinstance(self._next(), StreamEndEvent):
+            return None
+        data = self._value(self._next(), 0)
+        self._next()  # the document's end
+        if not isinstance(self._next(), StreamEndEvent):
+            raise _Unusual  # a second document
+        return data
+
+    def _value(self, event: NodeEvent, depth: int) -> object:
+        self._count += 1
+        if self._count > _MAX_VALUES or depth > _MAX_DEPTH or event.anchor is not None:
+            raise _Unusual
+        if isinstance(event, ScalarEvent):
+            return self._scalar(event)
+        if isinstance(event, SequenceStartEvent) and event.tag in _SEQUENCE_TAGS:
+            items = []
+            while not isinstance(event := self._next(), SequenceEndEvent):
+                items.append(self._value(event, depth + 1))
+            return items
+        if isinstance(event, MappingStartEvent) and event.tag in _MAPPING_TAGS:
+            return self._mapping(depth)
+        raise _Unusual  # an alias, or a tag
+
+    def _mapping(self, depth: int) -> dict[str, object]:
+        result: dict[str, object] = {}
+        while not isinstance(event := self._next(), MappingEndEvent):
+            if not isinstance(event, ScalarEvent) or event.anchor is not None:
+                raise _Unusual
+            key = self._shared.setdefault(event.value, event.value)
+            if key in result or (key == "<<" and not event.style):
+                raise _Unusual
+            result[key] = self._value(self._next(), depth + 1)
+        return result
+
+    def _scalar(self, event: ScalarEvent) -> object:
+        tag = event.tag
+        if tag in _IMPLICIT:
+            tag = self._resolve(ScalarNode, event.value, event.implicit)
+        parse = _PARSE_BY_TAG.get(tag)
+        value = _INVALID if parse is None else parse(event.value)
+        if value is _INVALID:
+            raise _Unusual
+        return self._shared.setdefault(value, value) if isinstance(value, str) else value
+
+
 # -- YAML --------------------------------------------------------------------------------
 
 
@@ -328,8 +442,19 @@ def _offset_position(text: str, offset: int) -> Position:
 
 
 def _read_yaml(text: str, filename: str) -> Document:
+    parser = _Loader(text)
     try:
-        node = _compose(text)
+        data = _Plain(parser).document()
+    except (_Unusual, yaml.YAMLError):
+        return _located_yaml(_yaml_node(text, filename), filename)
+    finally:
+        parser.dispose()
+    return Document(data, lambda: _located_yaml(_yaml_node(text, filename), filename).positions)
+
+
+def _yaml_node(text: str, filename: str) -> Node | None:
+    try:
+        return _compose(text)
     except yaml.YAMLError as error:
         where, message = _yaml_error(error, text)
         raise ConfigErrors([ConfigError(filename, where.line, where.column, message)]) from None
@@ -337,9 +462,17 @@ def _read_yaml(text: str, filename: str) -> Document:
         raise ConfigErrors(
             [ConfigError(filename, 1, 1, "invalid YAML: nested too deeply")]
         ) from None
+
+
+def _located_yaml(node: Node | None, filename: str) -> Document:
     builder = _Builder()
     data = _run(builder, filename, lambda: None if node is None else builder.build(node, ()))
-    return Document(data, builder.values, builder.keys)
+    return _located(data, builder)
+
+
+def _located(data: object, builder: _Builder) -> Document:
+    positions = Positions(builder.values, builder.keys)
+    return Document(data, lambda: positions)
 
 
 def _run(builder: _Builder, filename: str, build: Any) -> object:
@@ -395,12 +528,38 @@ def _read_json(text: str, filename: str) -> Document:
             [ConfigError(filename, 1, 1, "invalid JSON: nested too deeply")]
         ) from None
     try:
+        data = _plain_json(parsed, 0, {})
+    except _Unusual:
+        return _located_json(parsed, text, filename)
+    return Document(data, lambda: _located_json(parsed, text, filename).positions)
+
+
+def _plain_json(value: Any, depth: int, shared: dict[str, str]) -> object:
+    """:class:`_JsonBuilder`'s data for a file it finds nothing wrong with."""
+    if depth > _MAX_DEPTH:
+        raise _Unusual
+    if isinstance(value, _Object):
+        result: dict[str, object] = {}
+        for key, item in value:
+            if key in result:
+                raise _Unusual
+            result[key] = _plain_json(item, depth + 1, shared)
+        return result
+    if isinstance(value, list):
+        return [_plain_json(item, depth + 1, shared) for item in value]
+    if isinstance(value, str):
+        return shared.setdefault(value, value)
+    return value
+
+
+def _located_json(parsed: Any, text: str, filename: str) -> Document:
+    try:
         node = _compose(_blanked(text))
     except (yaml.YAMLError, RecursionError):
         node = None  # positions are a courtesy; the data itself is already known to be right
     builder = _Builder()
     data = _run(builder, filename, lambda: _JsonBuilder(builder).build(parsed, node, ()))
-    return Document(data, builder.values, builder.keys)
+    return _located(data, builder)
 
 
 class _JsonBuilder:
