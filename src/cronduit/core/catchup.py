@@ -255,7 +255,7 @@ def arm_new(schedule: CalendarSchedule | IntervalSchedule, now: datetime,
         latest = schedule.latest_at_or_before(now)
         if latest is not None and due_of(latest) > now:  # its jitter has not elapsed yet
             return Arming(latest, due_of(latest))
-    following = next(schedule.slots_after(now), None)
+    following = schedule.next_after(now)
     return None if following is None else Arming(following, due_of(following))
 
 

@@ -178,7 +178,7 @@ def next_jittered(schedule: CalendarSchedule, job: str, slot: Slot, jitter: int)
     """When the timer should elapse for ``slot``: its instant plus its jitter offset."""
     if jitter <= 0:
         return slot.instant
-    following = next(schedule.slots_after(slot.instant), None)
+    following = schedule.next_after(slot.instant)
     room = None if following is None else int((following.instant - slot.instant).total_seconds())
     return slot.instant + timedelta(seconds=jitter_offset(job, slot.instant, jitter, room))
 
