@@ -13,9 +13,10 @@ Three parts, one run, each printing cronduit's figures next to the peers' and th
 2. 500 jobs due every second running ``/bin/true``, through ``cronduit serve`` (a subprocess,
    a temporary folder); APScheduler runs the same with ``subprocess`` in its thread pool,
    on both job stores. Lateness is from a slot to its process's start: for cronduit the
-   kernel's modification time of the attempt's ``started`` file, written by the wrapper
-   just before it execs the job; for APScheduler the moment ``Popen`` returned (after the
-   child's ``exec``). A slot due in the window that has no started process ``GRACE``
+   kernel's start time of the run's wrapper process, which the daemon records with the run
+   (``runs.pid_start``; in 10 ms clock ticks, placed mid-tick; why not a file's time:
+   ``_daemon.firings``); for APScheduler the moment ``Popen`` returned (after the child's
+   ``exec``). A slot due in the window that has no started process ``GRACE``
    seconds after the window counts as missed. CPU is the scheduler process and its reaped
    children over the window and the grace. Then cronduit's job count moves along a ladder
    (shorter windows), down from 500 or up, to the boundary of the sustained rate: no slot
@@ -286,7 +287,7 @@ def cronduit_load(jobs: int, seconds: int) -> Load:
     """``jobs`` jobs ``every: 1s`` running ``/bin/true`` through ``cronduit serve``."""
     with scratch() as folder:
         lines = (f"j{i:04d}: {{command: [/bin/true], every: 1s}}" for i in range(jobs))
-        # kept_runs above the runs per job in the window: every attempt's files stay readable
+        # kept_runs above the runs per job in the window: no pruning work while measuring
         config = write_config(folder, lines, kept_runs=1000)
         with daemon(config) as served:
             served.wait_for("serving ")

@@ -20,10 +20,11 @@ import os
 import signal
 import socket
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from cronduit.acceptor import Acceptor
 from cronduit.core.config import ConfigErrors, load_config
@@ -31,7 +32,9 @@ from cronduit.core.config.model import Config
 from cronduit.core.timespec import format_utc
 from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
 from cronduit.engine import Engine
-from cronduit.ports import Clock, Runner, Store
+from cronduit.ports import Clock, Event, Runner, Store
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from cronduit.http.server import HttpServer
@@ -75,6 +78,7 @@ class Daemon:
         """Opens a second connection for the HTTP acceptor; None: no HTTP server."""
         self.http: HttpServer | None = None
         self._ticked = asyncio.Event()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cronduit-engine")
         self.clock = clock
         self.dry_run = dry_run
         self.log = log
@@ -113,6 +117,7 @@ class Daemon:
                 await self.http.stop()
             if acceptor is not None:
                 acceptor.close()
+        self._worker.shutdown(wait=True)
         self._heartbeat(self.clock.now(), stopped=True)
         self._log("stopped; runs going carry on and are adopted by the next daemon")
 
@@ -145,17 +150,24 @@ class Daemon:
     def _secret(self, name: str) -> str | None:
         return self.secrets.get(name)  # looked up each time: an apply replaces the values
 
+    async def _off_loop(self, work: Callable[..., T], *args: object) -> T:
+        """Run blocking store and process work on the engine's own thread, one piece at a
+        time: commits wait for the disk and launches for the kernel, and the loop meanwhile
+        keeps answering HTTP requests and watching processes."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
+
     async def _loop(self) -> None:
         last_beat: datetime | None = None
         while not self._stopping:
             if self._reload:
                 self._reload = False
-                self._apply()
+                await self._off_loop(self._apply)
             now = self.clock.now()
             if last_beat is None or now - last_beat >= HEARTBEAT_EVERY:
-                self._heartbeat(now)
+                await self._off_loop(self._heartbeat, now)
                 last_beat = now
-            due = self.engine.tick(now)
+            self._wake.clear()  # before the tick: a wake that comes during it is kept
+            due = await self._off_loop(self.engine.tick, now)
             self._ticked.set()
             self._ticked = asyncio.Event()
             await self._sleep_until(due)
@@ -166,8 +178,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            with self.store.transaction() as tx:
-                event = tx.event_by_delivery(delivery_id)
+            event = await self._off_loop(self._event, delivery_id)
             if event is not None and event.state == "consumed":
                 return event.run_id
             if event is None or event.state != "new" or loop.time() >= deadline:
@@ -175,11 +186,14 @@ class Daemon:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ticked.wait(), deadline - loop.time())
 
+    def _event(self, delivery_id: str) -> Event | None:
+        with self.store.transaction() as tx:
+            return tx.event_by_delivery(delivery_id)
+
     async def _sleep_until(self, due: datetime | None) -> None:
         seconds = MAX_SLEEP
         if due is not None:
             seconds = min(seconds, max(0.0, (due - self.clock.now()).total_seconds()))
-        self._wake.clear()
         if seconds <= 0:
             await asyncio.sleep(0)
             return

@@ -313,23 +313,32 @@ class Engine:
     def _route(self, tx: Transaction, now: datetime, outbox: _Outbox) -> int:
         """Route up to one batch of accepted triggers; how many were routed."""
         events = tx.new_events(BATCH)
+        known: dict[str, JobState] = {}
         for event in events:
-            self._route_one(tx, event, now, outbox)
+            self._route_one(tx, event, now, outbox, known)
         return len(events)
 
-    def _route_one(self, tx: Transaction, event: Event, now: datetime, outbox: _Outbox) -> None:
+    def _route_one(self, tx: Transaction, event: Event, now: datetime, outbox: _Outbox,
+                   known: dict[str, JobState]) -> None:
+        """Route one trigger. ``known`` carries a job's state from one trigger of the batch to
+        the next while only this routing changed it (a trigger joined the work, or was
+        skipped), so a burst on one job reads the store once, not once per trigger."""
         job = self.config.jobs.get(event.job)
         if job is None:
             tx.set_event_state([event.seq], "unmatched", None)
             outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
             return
-        state = self._job_state(tx, job)
+        state = known.pop(job.name, None) or self._arrival_state(tx, job)
         kind = TriggerKind(event.kind)
-        arrival = on_arrival(state, _trigger(event), _policy(job).of(kind),
-                             job.overlap.max_parallel)
+        trigger = _trigger(event)
+        arrival = on_arrival(state, trigger, _policy(job).of(kind), job.overlap.max_parallel)
         decision = arrival.decision
         if decision is Decision.START and not self.dispatch:
             decision = Decision.WAIT  # a dry run holds work until a normal start
+        if decision is Decision.WAIT:
+            known[job.name] = replace(state, waiting=(trigger,))
+        elif decision is Decision.SKIP:
+            known[job.name] = state
         if decision is Decision.START:
             assert arrival.batch is not None
             self._start_run(tx, job, arrival.batch, {event.seq: event}, now, outbox)
@@ -349,6 +358,15 @@ class Engine:
                     continue
                 tx.update_run(run.id, cancel_reason="cancelled")
                 outbox.stops.append((run, "cancelled"))
+
+    def _arrival_state(self, tx: Transaction, job: Job) -> JobState:
+        """The job as an arriving trigger meets it. An arrival looks only at whether work
+        waits, and checks it is newer than the newest waiting trigger, so only that one is
+        read: reading the whole queue for each of a burst of deliveries was quadratic."""
+        running, backoff = tx.active_count(job.name)
+        newest = tx.newest_waiting_event(job.name)
+        waiting = () if newest is None else (_trigger(newest),)
+        return JobState(running=running, waiting=waiting, in_backoff=backoff > 0)
 
     def _job_state(self, tx: Transaction, job: Job) -> JobState:
         running, backoff = tx.active_count(job.name)

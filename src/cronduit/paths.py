@@ -3,11 +3,15 @@
 A relative ``settings.state`` is read from the config file's folder, like ``dir``, so the
 daemon and the CLI find the same store wherever they are started from.
 
-    <state>/cronduit.db                 the SQLite store
-    <state>/runs/<run>/log              stdout and stderr of every attempt
-    <state>/runs/<run>/output/          $CRONDUIT_OUTPUT_DIR, kept with the run
-    <state>/runs/<run>/trigger.json     $CRONDUIT_TRIGGER_FILE
-    <state>/runs/<run>/attempt-<n>/     the attempt's lock, pid and exit status files
+    <state>/cronduit.db                         the SQLite store
+    <state>/runs/<run>/log                      stdout and stderr of every attempt
+    <state>/runs/<run>/output/                  $CRONDUIT_OUTPUT_DIR, kept with the run
+    <state>/runs/<run>/trigger.json             $CRONDUIT_TRIGGER_FILE
+    <state>/runs/<run>/attempt-<n>              the attempt's lock, pid and exit status
+    <state>/runs/<run>/attempt-<n>.retry_after  $CRONDUIT_RETRY_AFTER_FILE, if the job wrote it
+
+The attempt file's format is :mod:`cronduit.executor.files`'s; the retry hint's name is
+derived from it there, so only the attempt file is named here.
 """
 
 from __future__ import annotations
@@ -48,4 +52,5 @@ class StatePaths:
         return self.run(run_id) / "trigger.json"
 
     def attempt(self, run_id: str, attempt: int) -> Path:
+        """The attempt's one file (a file, not a folder: each create costs at launch)."""
         return self.run(run_id) / f"attempt-{attempt}"

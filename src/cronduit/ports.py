@@ -186,6 +186,10 @@ class Transaction(Protocol):
         """Events routed to ``job``'s work and not yet consumed, oldest first."""
         ...
 
+    def newest_waiting_event(self, job: str) -> Event | None:
+        """The newest of :meth:`waiting_events`, read without reading them all."""
+        ...
+
     def jobs_with_waiting(self) -> list[str]:
         """Jobs that have triggers waiting in their work."""
         ...

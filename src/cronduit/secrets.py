@@ -30,12 +30,15 @@ def read_secrets_file(path: Path) -> dict[str, str]:
 
 
 def load_secrets(config: Config, config_path: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """Every secret value available: the file's, then the environment's (which wins)."""
+    """Every secret value available: the file's, then the environment's (which wins); a
+    name whose value is empty counts as not set."""
     values: dict[str, str] = {}
     name = config.settings.secrets_file
     if name:
         path = Path(name) if Path(name).is_absolute() else config_path.resolve().parent / name
         if path.exists():
             values.update(read_secrets_file(path))
-    values.update(environ)
-    return values
+    # An empty value is no secret (it would sign nothing), and an empty variable does not
+    # hide the file's value.
+    values.update({name: value for name, value in environ.items() if value})
+    return {name: value for name, value in values.items() if value}

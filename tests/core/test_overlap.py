@@ -663,3 +663,27 @@ def test_the_reported_trigger_is_always_one_of_the_batch(kinds: list[TriggerKind
     chosen = select_trigger(batch)
     assert chosen in batch
     assert any(t.kind.is_delivery for t in batch) == chosen.kind.is_delivery
+
+
+@given(
+    waiting=st.lists(st.sampled_from(list(TriggerKind)), max_size=6),
+    running=st.integers(0, 5),
+    in_backoff=st.booleans(),
+    policy=st.sampled_from(list(Overlap)),
+    kind=st.sampled_from(list(TriggerKind)),
+    max_parallel=st.integers(1, 5),
+)
+def test_an_arrival_decides_the_same_from_the_newest_waiting_trigger_alone(
+    waiting: list[TriggerKind], running: int, in_backoff: bool, policy: Overlap,
+    kind: TriggerKind, max_parallel: int,
+) -> None:
+    """The engine passes only the newest waiting trigger to on_arrival; the decision must be
+    the one the whole queue gives."""
+    queue = tuple(Trigger(f"t{seq}", k, seq) for seq, k in enumerate(waiting, start=1))
+    arriving = Trigger("new", kind, len(queue) + 1)
+    backoff = in_backoff and running > 0
+    whole = on_arrival(JobState(running, queue, in_backoff=backoff), arriving, policy,
+                       max_parallel)
+    newest = on_arrival(JobState(running, queue[-1:], in_backoff=backoff), arriving, policy,
+                        max_parallel)
+    assert whole == newest

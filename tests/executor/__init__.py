@@ -33,7 +33,7 @@ def spec_for(
         shell=shell,
         cwd=cwd or tmp_path,
         env=ENV if env is None else env,
-        attempt_dir=tmp_path / "runs" / "r1" / f"attempt-{attempt}",
+        attempt_file=tmp_path / "runs" / "r1" / f"attempt-{attempt}",
         log_path=tmp_path / "runs" / "r1" / "log",
     )
 
@@ -76,6 +76,15 @@ def group_killed_afterwards(pgid: int) -> Iterator[None]:
     finally:
         with suppress(ProcessLookupError):
             os.killpg(pgid, SIGKILL)
+
+
+def read_pid(path: Path) -> int | None:
+    """The pid a test's job wrote to ``path``, or None until it has written a whole line."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    return int(text) if text.endswith("\n") else None
 
 
 def start_time_of(pid: int) -> int:

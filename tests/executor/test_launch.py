@@ -30,6 +30,20 @@ def test_the_job_exit_status_is_recorded(tmp_path: Path, status: int) -> None:
     assert Exited(status) == ended
 
 
+def test_an_attempt_leaves_one_file_holding_the_wrappers_pid_and_the_status(
+    tmp_path: Path,
+) -> None:
+    """Beside the run's log, the attempt is one file: a line with the pid, one with the status."""
+    spec = spec_for(tmp_path, shell="exit 3")
+    attempt = launch(spec)
+    finish(attempt)
+    run_folder = tmp_path / "runs" / "r1"
+    assert (["attempt-1", "log"], f"{attempt.pid}\n3\n") == (
+        sorted(os.listdir(run_folder)),
+        spec.attempt_file.read_text(),
+    )
+
+
 def test_stdout_and_stderr_go_to_the_log_in_order(tmp_path: Path) -> None:
     """Both streams of the job land in the run's log, interleaved as written."""
     _, log = run_job(spec_for(tmp_path, shell="echo out; echo err >&2; echo out again"))
@@ -75,7 +89,7 @@ def test_the_job_runs_in_its_cwd_with_exactly_its_environment(tmp_path: Path) ->
     env = {**ENV, "CRONDUIT_JOB": "report", "QUOTED": "it's \"quoted\" $X"}
     spec = spec_for(tmp_path, argv=(PYTHON, "-c", _PRINT_CWD_AND_ENV), env=env, cwd=cwd)
     _, log = run_job(spec)
-    retry_file = str(spec.attempt_dir / "retry_after")
+    retry_file = str(tmp_path / "runs" / "r1" / "attempt-1.retry_after")
     expected_env = {**env, RETRY_AFTER_VARIABLE: retry_file, "PWD": str(cwd.resolve())}
     assert [str(cwd.resolve()), expected_env] == json.loads(log)
 
@@ -104,7 +118,17 @@ def test_a_missing_cwd_fails_the_launch_and_leaves_the_attempt_not_started(
     spec = spec_for(tmp_path, shell="true", cwd=tmp_path / "missing")
     with pytest.raises(FileNotFoundError):
         launch(spec)
-    assert NotStarted() == inspect(spec.attempt_dir)
+    assert NotStarted() == inspect(spec.attempt_file)
+
+
+def test_an_attempt_file_with_anything_in_it_is_never_launched(tmp_path: Path) -> None:
+    """Even a pid line cut short says the wrapper got that far; the file is left as it was."""
+    spec = spec_for(tmp_path, shell="echo ran")
+    spec.attempt_file.parent.mkdir(parents=True)
+    spec.attempt_file.write_bytes(b"12")
+    with pytest.raises(AttemptConflict, match="already started"):
+        launch(spec)
+    assert (b"12", False) == (spec.attempt_file.read_bytes(), spec.log_path.exists())
 
 
 def test_an_attempt_that_started_is_never_launched_again(tmp_path: Path) -> None:

@@ -42,14 +42,14 @@ def test_a_job_asks_for_a_retry_with_exit_75_and_says_when(tmp_path: Path) -> No
     """The job finds the hint file in its environment; the executor reads it back."""
     spec = spec_for(tmp_path, shell='echo 45s >"$CRONDUIT_RETRY_AFTER_FILE"; exit 75')
     ended = finish(launch(spec))
-    assert (Exited(EX_TEMPFAIL), 45) == (ended, retry_after(spec.attempt_dir))
+    assert (Exited(EX_TEMPFAIL), 45) == (ended, retry_after(spec.attempt_file))
 
 
 def test_no_hint_file_means_no_hint(tmp_path: Path) -> None:
     """A job that writes nothing leaves the retry timing to the job's ``retry`` settings."""
     spec = spec_for(tmp_path, shell="exit 75")
     finish(launch(spec))
-    assert retry_after(spec.attempt_dir) is None
+    assert retry_after(spec.attempt_file) is None
 
 
 def test_a_junk_hint_is_ignored_without_logging_what_it_said(
@@ -59,7 +59,7 @@ def test_a_junk_hint_is_ignored_without_logging_what_it_said(
     spec = spec_for(tmp_path, shell='echo "password=hunter2" >"$CRONDUIT_RETRY_AFTER_FILE"')
     finish(launch(spec))
     with caplog.at_level(logging.WARNING, logger="cronduit.executor"):
-        hint = retry_after(spec.attempt_dir)
+        hint = retry_after(spec.attempt_file)
     assert (None, False, True) == (
         hint,
         "hunter2" in caplog.text,

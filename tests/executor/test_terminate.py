@@ -15,8 +15,14 @@ from cronduit.executor import (
     terminate,
     terminate_async,
 )
-from cronduit.executor.files import read_number
-from tests.executor import alive, eventually, finish, group_killed_afterwards, spec_for
+from tests.executor import (
+    alive,
+    eventually,
+    finish,
+    group_killed_afterwards,
+    read_pid,
+    spec_for,
+)
 
 STARTED = "echo $$ >job.pid; "
 """Prefix for a job script that tells the test it is under way (and its pid)."""
@@ -54,8 +60,8 @@ def test_the_jobs_children_die_with_it(tmp_path: Path) -> None:
     """A process the job started is in the job's group and gets the TERM too."""
     attempt = _launch_running(tmp_path, "sleep 30 & echo $! >child.pid; wait")
     with group_killed_afterwards(attempt.pid):
-        assert eventually(lambda: read_number(tmp_path / "child.pid") is not None)
-        child = read_number(tmp_path / "child.pid")
+        assert eventually(lambda: read_pid(tmp_path / "child.pid") is not None)
+        child = read_pid(tmp_path / "child.pid")
         assert child is not None
         terminate(attempt, grace=5)
         finish(attempt)
@@ -67,8 +73,8 @@ def test_children_that_ignore_term_are_killed_once_the_job_is_gone(tmp_path: Pat
     script = "(trap '' TERM; exec sleep 30) & echo $! >child.pid; wait"
     attempt = _launch_running(tmp_path, script)
     with group_killed_afterwards(attempt.pid):
-        assert eventually(lambda: read_number(tmp_path / "child.pid") is not None)
-        child = read_number(tmp_path / "child.pid")
+        assert eventually(lambda: read_pid(tmp_path / "child.pid") is not None)
+        child = read_pid(tmp_path / "child.pid")
         assert child is not None
         termination = terminate(attempt, grace=5)
         finish(attempt)

@@ -18,19 +18,12 @@ TRICKY_WORDS = ("two words", "it's", '"x"', "$(id)", "`id`", "*", "-c", "a\nb", 
 
 
 @pytest.mark.parametrize(
-    ("command", "expected_tail"),
-    [
-        (("./report.sh",), ["/runs/r1/attempt-1", "./report.sh"]),
-        (TRICKY_WORDS, ["/runs/r1/attempt-1", *TRICKY_WORDS]),
-        (("/bin/sh", "-c", 'echo "$0"'), ["/runs/r1/attempt-1", "/bin/sh", "-c", 'echo "$0"']),
-    ],
+    "command", [("./report.sh",), TRICKY_WORDS, ("/bin/sh", "-c", 'echo "$0"')]
 )
-def test_the_command_follows_the_script_word_for_word(
-    command: tuple[str, ...], expected_tail: list[str]
-) -> None:
+def test_the_command_follows_the_script_word_for_word(command: tuple[str, ...]) -> None:
     """The argument list is the shell, the constant script, the wrapper's name and the words."""
-    expected = ["/bin/sh", "-c", SCRIPT, "cronduit", *expected_tail]
-    assert expected == wrapper_argv(Path("/runs/r1/attempt-1"), command)
+    expected = ["/bin/sh", "-c", SCRIPT, "cronduit", *command]
+    assert expected == wrapper_argv(command)
 
 
 def test_the_script_never_mentions_a_command() -> None:

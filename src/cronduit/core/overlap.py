@@ -235,6 +235,10 @@ def on_arrival(
 
     A manual trigger always arrives as under ``queue``: one that would meet a run was refused
     (:func:`manual_refusal`) unless the operator asked it to queue.
+
+    Of ``state.waiting`` only whether it is empty, and its newest trigger, matter here; so a
+    caller may pass just the newest one (the engine does, rather than read a long queue once
+    for every trigger of a burst).
     """
     _check_parallel(max_parallel)
     _check_newer(trigger, state.waiting)

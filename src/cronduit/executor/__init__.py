@@ -5,20 +5,20 @@ nothing: which outcome a run gets, whether it is retried, and when it is cut sho
 daemon's decisions. ``docs/runs.md`` tells users how a run executes.
 
 Each attempt runs under a small ``/bin/sh`` wrapper (:mod:`.wrapper`) in its own session,
-which holds the attempt's lock for as long as it lives and records the job's exit status
-in the attempt directory (:mod:`.files`), so a run outlives a killed daemon and a restarted
-one can tell, without guessing, whether it is still running, how it ended, or whether it
-never started.
+which holds the lock on the attempt's one file for as long as it lives and records its pid
+and the job's exit status there (:mod:`.files`), so a run outlives a killed daemon and a
+restarted one can tell, without guessing, whether it is still running, how it ended, or
+whether it never started.
 
 Typical use by the daemon::
 
     attempt = launch(spec)              # record attempt.pid and attempt.start_time
     settled = await wait(attempt)       # Exited(status) or Vanished(pid), rarely NotStarted
-    hint = retry_after(spec.attempt_dir)
+    hint = retry_after(spec.attempt_file)
 
 and after a restart, for an attempt recorded as in progress::
 
-    match inspect(attempt_dir, expected_start_time=recorded_start_time):
+    match inspect(attempt_file, expected_start_time=recorded_start_time):
         case Running(attempt): settled = await wait(attempt)
         case Exited(status): ...
         case Vanished(): ...

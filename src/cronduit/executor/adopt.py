@@ -1,21 +1,23 @@
 """Inspecting an attempt after a restart: is it running (adopt it), over, or never started?
 
-The lock decides, not the pid: the wrapper holds ``lock`` exactly while it lives, so a free
-lock means it is gone, whatever process now has its pid. While the lock is held, the pid in
-``started`` is checked against the start time the caller recorded at launch (and against
-the wrapper's mark of leading its own session), so a recycled pid is never adopted.
+The lock decides, not the pid: the wrapper holds the attempt file's lock exactly while it
+lives, so a free lock means it is gone, whatever process now has its pid. While the lock is
+held, the pid on the file's first line is checked against the start time the caller
+recorded at launch (and against the wrapper's mark of leading its own session), so a
+recycled pid is never adopted.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cronduit.executor.files import LOCK, STARTED, read_number, settled_state
+from cronduit.executor.files import read_record, settled_state
 from cronduit.executor.procfs import identity
 from cronduit.executor.states import (
     Attempt,
@@ -26,43 +28,43 @@ from cronduit.executor.states import (
 )
 
 STARTUP_PATIENCE = 2.0
-"""How long a held lock may go without a ``started`` marker (a wrapper starting up), in s."""
+"""How long a held lock may go without a pid line (a wrapper starting up), in seconds."""
 
 
 def inspect(
-    attempt_dir: Path,
+    attempt_file: Path,
     expected_start_time: int | None = None,
     patience: float = STARTUP_PATIENCE,
 ) -> AttemptState:
-    """The attempt's state, read from its directory and ``/proc``; it changes nothing.
+    """The attempt's state, read from its file and ``/proc``; it changes nothing.
 
     Pass ``expected_start_time`` (:attr:`Attempt.start_time`, as recorded at launch) when
-    known: a held lock whose ``started`` pid now has another start time is not adopted.
+    known: a held lock whose recorded pid now has another start time is not adopted.
     Waits up to ``patience`` seconds for a wrapper that holds the lock but has not yet
     written its pid (it does so first thing), then raises :class:`AttemptConflict`.
     """
     deadline = time.monotonic() + patience
-    while (state := _look(attempt_dir.absolute(), expected_start_time)) is None:
+    while (state := _look(attempt_file.absolute(), expected_start_time)) is None:
         if time.monotonic() >= deadline:
-            raise AttemptConflict(f"{attempt_dir}: the lock is held but no wrapper says so")
+            raise AttemptConflict(f"{attempt_file}: the lock is held but no wrapper says so")
         time.sleep(0.005)
     return state
 
 
-def _look(attempt_dir: Path, expected_start_time: int | None) -> AttemptState | None:
-    """One look; None while a wrapper holds the lock but has not written ``started`` yet."""
-    settled = _settled_if_free(attempt_dir)
+def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState | None:
+    """One look; None while a wrapper holds the lock but has not written its pid line yet."""
+    settled = _settled_if_free(attempt_file)
     if settled is not None:
         return settled
-    pid = read_number(attempt_dir / STARTED)
+    pid = read_record(attempt_file).pid
     if pid is None:
         return None
     start_time = _wrapper_start_time(pid, expected_start_time)
     if start_time is not None:
-        return Running(Attempt(pid, start_time, attempt_dir))
+        return Running(Attempt(pid, start_time, attempt_file))
     # The recorded process is gone. Look again: it may have exited a moment ago, leaving a
     # status; if the lock is still held, some other process holds it.
-    return _settled_if_free(attempt_dir) or Vanished(pid)
+    return _settled_if_free(attempt_file) or Vanished(pid)
 
 
 def _wrapper_start_time(pid: int, expected_start_time: int | None) -> int | None:
@@ -75,28 +77,41 @@ def _wrapper_start_time(pid: int, expected_start_time: int | None) -> int | None
     return found.start_time
 
 
-def _settled_if_free(attempt_dir: Path) -> AttemptState | None:
+def _settled_if_free(attempt_file: Path) -> AttemptState | None:
     """If no wrapper holds the lock, how the attempt stands; None while one does."""
-    with _probe(attempt_dir / LOCK) as free:
-        return settled_state(attempt_dir) if free else None
+    with _probe(attempt_file) as free:
+        return settled_state(attempt_file) if free else None
 
 
 @contextmanager
-def _probe(lock_path: Path) -> Iterator[bool]:
-    """Whether the lock is free, holding a shared lock meanwhile so no launch can begin.
-
-    Opens without creating, so the probe never replaces the inode a wrapper has locked; a
-    missing lock file means no launch ever got as far as taking it.
-    """
-    try:
-        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        fd = None
+def _probe(attempt_file: Path) -> Iterator[bool]:
+    """Whether the lock is free, holding a shared lock meanwhile so no launch can begin."""
+    fd = _open_lock(attempt_file)
     if fd is None:
         yield True
         return
     try:
         yield _lock_shared(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_lock(attempt_file: Path) -> int | None:
+    """A descriptor on what the wrapper locks; None if no launch ever got as far as making it.
+
+    Opens without creating, as inspecting changes nothing. That is the attempt file, or for
+    an attempt an older cronduit launched (a folder; see :mod:`.files`) the ``lock`` in it.
+    """
+    try:
+        fd = os.open(attempt_file, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        return fd
+    try:
+        return os.open("lock", os.O_RDONLY | os.O_CLOEXEC, dir_fd=fd)
+    except FileNotFoundError:
+        return None
     finally:
         os.close(fd)
 

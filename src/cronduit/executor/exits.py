@@ -7,7 +7,7 @@ it can never point at a later process that reused the pid.
 
 Every launched attempt must be awaited with :func:`wait`, which also reaps it;
 :func:`terminate` only signals and watches. Both read the outcome from the attempt
-directory, so the answer is the same whether or not the daemon restarted in between.
+file, so the answer is the same whether or not the daemon restarted in between.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ async def wait(attempt: Attempt) -> Settled:
     with watching(attempt) as watch:
         await watch.exited_async()
     reap(attempt)
-    return settled_state(attempt.attempt_dir)
+    return settled_state(attempt.attempt_file)
 
 
 def terminate(
@@ -119,7 +119,7 @@ def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
     if not watch.exited():
         return Running(attempt)
     _sweep(attempt)
-    return settled_state(attempt.attempt_dir)
+    return settled_state(attempt.attempt_file)
 
 
 def _sweep(attempt: Attempt) -> None:

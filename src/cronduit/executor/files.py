@@ -1,44 +1,123 @@
-"""The attempt directory: the files that make an attempt's story readable after any crash.
+"""The attempt file: one file per attempt that makes its story readable after any crash.
 
-    lock          held (flock) by the wrapper for exactly as long as it lives
-    started       the wrapper's pid, written before the job begins
-    status        the job's exit status, written by the wrapper after the job ends
-    retry_after   $CRONDUIT_RETRY_AFTER_FILE: the job's own hint for when to retry
+    <run>/attempt-<n>               the record below, locked by the wrapper while it lives
+    <run>/attempt-<n>.retry_after   $CRONDUIT_RETRY_AFTER_FILE: the job's own hint, if any
 
-These files, not the daemon's memory, are the record: a daemon that launched the attempt
-and one that adopted it after a restart read the same answer from them.
+The launcher creates the attempt file empty (never truncating or replacing it), locks it
+(``flock``) and hands it to the wrapper as its standard input, so the wrapper holds the lock
+for exactly as long as it lives. Through that descriptor, opened in append mode, the wrapper
+adds one line per fact:
+
+    <pid>       the wrapper's pid, written before the job begins
+    <status>    the job's exit status, written after it ends
+
+Empty, the attempt never started; one line, it started (running while the lock is held,
+vanished once it is free); two lines, it exited with that status. One file, not a folder of
+them: every create costs (0.45 ms on a slow disk), and at hundreds of runs a second the
+creates were most of a launch.
+
+A line counts only once it is complete (ends in a newline): one cut short by a crash is as
+good as unwritten. Any byte at all, though, means the wrapper got as far as saying it
+started, so the attempt is never launched again.
+
+This file, not the daemon's memory, is the record: a daemon that launched the attempt and
+one that adopted it after a restart read the same answer from it. That holds across an
+upgrade too: an attempt launched by an older cronduit, a folder of files, is still read.
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from cronduit.executor.states import Exited, NotStarted, Settled, Vanished
 
-LOCK = "lock"
-STARTED = "started"
-STATUS = "status"
-RETRY_AFTER = "retry_after"
+RETRY_AFTER_SUFFIX = ".retry_after"
 RETRY_AFTER_VARIABLE = "CRONDUIT_RETRY_AFTER_FILE"
+MAX_RECORD_BYTES = 4096
+"""Far more than the two short lines a wrapper writes; reading stops there."""
 
 
-def read_number(path: Path) -> int | None:
-    """The integer the wrapper wrote to ``path``, or None if it is missing or cut short."""
+@dataclass(frozen=True)
+class Record:
+    """What an attempt file says."""
+
+    started: bool
+    """Whether the wrapper wrote anything: from its first byte on, never launch again."""
+    pid: int | None
+    """The wrapper's pid (also the job's process group), once its line is complete."""
+    status: int | None
+    """The job's exit status, once its line is complete."""
+
+
+def retry_after_path(attempt_file: Path) -> Path:
+    """Where the attempt's job may write its retry hint: beside the attempt file."""
+    return attempt_file.with_name(attempt_file.name + RETRY_AFTER_SUFFIX)
+
+
+def parse_record(raw: bytes) -> Record:
+    """Read a :class:`Record` from the bytes of an attempt file."""
+    *complete, _cut_short = raw.split(b"\n")  # after the last newline: b"" or a torn line
+    numbers = [_number(line) for line in complete]
+    return Record(
+        started=bool(raw),
+        pid=numbers[0] if numbers else None,
+        status=numbers[1] if len(numbers) > 1 else None,
+    )
+
+
+def read_record(attempt_file: Path) -> Record:
+    """The record in ``attempt_file``; a missing file says nothing, like an empty one.
+
+    Plain ``os`` calls: this runs once per finished attempt, and a Python file object
+    would add a few system calls (``fstat``, ``ioctl``) to each.
+    """
     try:
-        text = path.read_bytes()
+        fd = os.open(attempt_file, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return parse_record(b"")
+    try:
+        return parse_record(os.read(fd, MAX_RECORD_BYTES))
+    except IsADirectoryError:
+        return _folder_record(attempt_file)
+    finally:
+        os.close(fd)
+
+
+def settled_state(attempt_file: Path) -> Settled:
+    """How an attempt whose wrapper is gone stands: exited, vanished, or never started."""
+    record = read_record(attempt_file)
+    if record.status is not None:
+        return Exited(record.status)
+    if not record.started:
+        return NotStarted()
+    return Vanished(record.pid)
+
+
+def _folder_record(folder: Path) -> Record:
+    """The record of an attempt an older cronduit launched, so an upgrade adopts its runs.
+
+    Its folder holds ``lock`` (see :mod:`.adopt`) and a number each in ``started`` (the pid)
+    and ``status``, read as that cronduit read them. A folder always counts as started: in
+    the one case where it was not (a daemon killed between taking the lock and spawning),
+    the attempt ends as vanished rather than launched where its file cannot be made. Its
+    job's retry hint, in ``<folder>/retry_after``, is not read: it falls back to the job's
+    own retry timing.
+    """
+    pid, status = (_folder_number(folder / name) for name in ("started", "status"))
+    return Record(started=True, pid=pid, status=status)
+
+
+def _folder_number(path: Path) -> int | None:
+    try:
+        return _number(path.read_bytes())
     except FileNotFoundError:
         return None
+
+
+def _number(line: bytes) -> int | None:
     try:
-        return int(text)
-    except ValueError:  # empty: the wrapper died between creating the file and writing it
+        return int(line)
+    except ValueError:
         return None
-
-
-def settled_state(attempt_dir: Path) -> Settled:
-    """How an attempt whose wrapper is gone stands: exited, vanished, or never started."""
-    status = read_number(attempt_dir / STATUS)
-    if status is not None:
-        return Exited(status)
-    if not (attempt_dir / STARTED).exists():
-        return NotStarted()
-    return Vanished(read_number(attempt_dir / STARTED))

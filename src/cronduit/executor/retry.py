@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from cronduit.core.durations import DurationError, parse_duration
-from cronduit.executor.files import RETRY_AFTER
+from cronduit.executor.files import retry_after_path
 
 _log = logging.getLogger(__name__)
 
@@ -22,14 +22,14 @@ MAX_HINT_BYTES = 64
 _SECONDS = re.compile(r"\d{1,12}(?:\.\d{1,9})?")
 
 
-def retry_after(attempt_dir: Path) -> int | None:
+def retry_after(attempt_file: Path) -> int | None:
     """Whole seconds the attempt's job asked to wait before a retry; None if it asked nothing.
 
     Accepts a config duration (``30s``, ``5m``, ``1h30m``) or a plain number of seconds
     (``90``; a fraction such as ``2.5`` is rounded up, never retrying sooner than asked),
     surrounded by whitespace if at all; anything else is ignored.
     """
-    path = attempt_dir / RETRY_AFTER
+    path = retry_after_path(attempt_file)
     try:
         with path.open("rb") as hint:
             raw = hint.read(MAX_HINT_BYTES + 1)

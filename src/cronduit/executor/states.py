@@ -30,7 +30,7 @@ EX_TEMPFAIL = 75
 
 
 class AttemptConflict(RuntimeError):
-    """The attempt directory belongs to a process the caller did not expect.
+    """The attempt file belongs to a process the caller did not expect.
 
     Raised by :func:`~cronduit.executor.launch` when the attempt was already started (so
     launching would run it twice), and by :func:`~cronduit.executor.inspect` when a process
@@ -51,7 +51,8 @@ class LaunchSpec:
     cwd: Path
     env: Mapping[str, str]
     """The job's complete environment (launch adds only ``CRONDUIT_RETRY_AFTER_FILE``)."""
-    attempt_dir: Path
+    attempt_file: Path
+    """The attempt's record (:mod:`~cronduit.executor.files`), in the run's folder."""
     log_path: Path
 
     def __post_init__(self) -> None:
@@ -82,12 +83,12 @@ class Attempt:
 
     pid: int
     start_time: int
-    attempt_dir: Path
+    attempt_file: Path
 
 
 @dataclass(frozen=True)
 class NotStarted:
-    """The lock is free and there is no ``started`` marker: the job never ran, launch it."""
+    """The lock is free and the attempt file empty (or missing): the job never ran, launch it."""
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,8 @@ class Exited:
 class Vanished:
     """The job started but its wrapper died without recording a status (SIGKILL, say).
 
-    ``pid`` is the wrapper's, when it managed to write it; it is also the job's process
-    group, whose members may outlive the wrapper.
+    ``pid`` is the wrapper's, when it managed to write its line; it is also the job's
+    process group, whose members may outlive the wrapper.
     """
 
     pid: int | None
@@ -118,7 +119,7 @@ class Vanished:
 AttemptState = NotStarted | Running | Exited | Vanished
 Settled = NotStarted | Exited | Vanished
 """A state that can no longer change: the wrapper is gone (NotStarted if it died before
-writing ``started``, so before the job could begin)."""
+writing a byte of its pid line, so before the job could begin)."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ SELECT * FROM events WHERE state = 'new' ORDER BY seq LIMIT :limit;
 -- name: waiting_events
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
 
+-- name: newest_waiting_event
+SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq DESC LIMIT 1;
+
 -- name: set_event_state
 UPDATE events SET state = :state, run_id = :run_id WHERE seq = :seq;
 

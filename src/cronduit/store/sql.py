@@ -217,12 +217,15 @@ class SqlTransaction:
     def waiting_events(self, job: str) -> list[Event]:
         return self._all(Event, "waiting_events", job=job)
 
+    def newest_waiting_event(self, job: str) -> Event | None:
+        return self._one(Event, "newest_waiting_event", job=job)
+
     def jobs_with_waiting(self) -> list[str]:
         return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
 
     def set_event_state(self, seqs: Sequence[int], state: str, run_id: str | None) -> None:
-        for seq in seqs:
-            self._run("set_event_state", seq=seq, state=state, run_id=run_id)
+        self._many("set_event_state", [{"seq": seq, "state": state, "run_id": run_id}
+                                       for seq in seqs], converted=True)
 
     def events_of_run(self, run_id: str) -> list[Event]:
         return self._all(Event, "events_of_run", run_id=run_id)

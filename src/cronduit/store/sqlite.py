@@ -8,12 +8,25 @@ engine commits in batches so the cost is paid once per batch, not per trigger.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from cronduit.store.migrations import migrations, statements
 from cronduit.store.sql import SqlTransaction
+
+_WRITERS: dict[Path, threading.Lock] = {}
+_WRITERS_GUARD = threading.Lock()
+
+
+def _writer_lock(path: Path) -> threading.Lock:
+    """One lock per database file for this process's connections (the engine's and the
+    HTTP acceptor's). SQLite's own busy handler waits for a held write lock by sleeping in
+    steps of 1, 2, 5, 10... ms; queueing on a Python lock first hands the file over the moment
+    it is free. Other processes (the CLI) still meet SQLite's lock and its busy timeout."""
+    with _WRITERS_GUARD:
+        return _WRITERS.setdefault(path.resolve(), threading.Lock())
 
 
 def _is_conflict(error: Exception) -> bool:
@@ -30,6 +43,7 @@ class SqliteStore:
     def __init__(self, path: Path, *, migrate: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._writer = _writer_lock(path)
         self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0,
                                    check_same_thread=False)
         self._db.execute("PRAGMA journal_mode = WAL")
@@ -57,17 +71,18 @@ class SqliteStore:
     def _immediate(self) -> Iterator[sqlite3.Cursor]:
         # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
         # timeout instead of deadlocking when both try to upgrade a read lock.
-        cursor = self._db.cursor()
-        cursor.execute("BEGIN IMMEDIATE")
-        try:
-            yield cursor
-        except BaseException:
-            cursor.execute("ROLLBACK")
-            raise
-        else:
-            cursor.execute("COMMIT")
-        finally:
-            cursor.close()
+        with self._writer:
+            cursor = self._db.cursor()
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                yield cursor
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+            else:
+                cursor.execute("COMMIT")
+            finally:
+                cursor.close()
 
     @contextmanager
     def transaction(self) -> Iterator[SqlTransaction]:
