@@ -12,7 +12,8 @@ Two modes, both printing one JSON object on stdout:
   it was due, not from when a connection came free, so a server that falls behind shows it
   in the latencies (no coordinated omission).
 
-Usage: ``python bench/_load.py MODE HOST PORT PATH SECONDS (CONNECTIONS | RATE)``.
+Usage: ``python bench/_load.py MODE HOST PORT PATHS SECONDS (CONNECTIONS | RATE)``, where
+PATHS is one path or several separated by commas, taken in turn.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from collections import Counter
 BODY = b'{"inputs": {}, "source": "bench"}'
 
 
-def request(host: str, path: str, number: int) -> bytes:
+def request(host: str, paths: list[str], number: int) -> bytes:
+    path = paths[number % len(paths)]
     return (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
             f"Idempotency-Key: bench-{number}\r\nContent-Length: {len(BODY)}\r\n\r\n"
             ).encode() + BODY
@@ -47,7 +49,7 @@ async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
     return status
 
 
-async def closed(host: str, port: int, path: str, seconds: float, connections: int) -> dict[
+async def closed(host: str, port: int, paths: list[str], seconds: float, connections: int) -> dict[
         str, object]:
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
@@ -57,7 +59,7 @@ async def closed(host: str, port: int, path: str, seconds: float, connections: i
     async def worker() -> None:
         reader, writer = await asyncio.open_connection(host, port)
         while time.perf_counter() < end:
-            message = request(host, path, next(counter))
+            message = request(host, paths, next(counter))
             began = time.perf_counter()
             statuses[await exchange(reader, writer, message)] += 1
             latencies.append(time.perf_counter() - began)
@@ -69,7 +71,7 @@ async def closed(host: str, port: int, path: str, seconds: float, connections: i
     return summary(latencies, statuses, took)
 
 
-async def open_loop(host: str, port: int, path: str, seconds: float, rate: float) -> dict[
+async def open_loop(host: str, port: int, paths: list[str], seconds: float, rate: float) -> dict[
         str, object]:
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
@@ -83,7 +85,7 @@ async def open_loop(host: str, port: int, path: str, seconds: float, rate: float
             opened += 1
             idle.put_nowait(await asyncio.open_connection(host, port))
         reader, writer = await idle.get()
-        statuses[await exchange(reader, writer, request(host, path, number))] += 1
+        statuses[await exchange(reader, writer, request(host, paths, number))] += 1
         latencies.append(time.perf_counter() - due)
         idle.put_nowait((reader, writer))
 
@@ -117,11 +119,12 @@ def summary(latencies: list[float], statuses: Counter[int], took: float) -> dict
 
 
 def main() -> None:
-    mode, host, port, path, seconds, amount = sys.argv[1:7]
+    mode, host, port, paths, seconds, amount = sys.argv[1:7]
+    targets = paths.split(",")
     if mode == "closed":
-        result = asyncio.run(closed(host, int(port), path, float(seconds), int(amount)))
+        result = asyncio.run(closed(host, int(port), targets, float(seconds), int(amount)))
     else:
-        result = asyncio.run(open_loop(host, int(port), path, float(seconds), float(amount)))
+        result = asyncio.run(open_loop(host, int(port), targets, float(seconds), float(amount)))
     print(json.dumps(result))
 
 

@@ -83,30 +83,12 @@ def write_config(folder: Path, jobs: int, command: str) -> Path:
 
 def load(mode: str, port: int, paths: list[str], seconds: float, amount: float
          ) -> dict[str, object]:
-    """Run the generator(s): one process per path, the offered amount shared among them."""
-    share = amount / len(paths)
-    if mode == "closed":
-        share = max(1, round(share))
-    processes = [subprocess.Popen([sys.executable, str(LOAD), mode, "127.0.0.1", str(port), path,
-                                   str(seconds), str(share)], stdout=subprocess.PIPE)
-                 for path in paths]
-    results = [json.loads(process.communicate()[0]) for process in processes]
-    if len(results) == 1:
-        return results[0]
-    merged: dict[str, object] = {
-        "requests": sum(r["requests"] for r in results),
-        "per_s": sum(r["per_s"] for r in results),
-        "p50_ms": max(r["p50_ms"] for r in results),
-        "p99_ms": max(r["p99_ms"] for r in results),
-        "max_ms": max(r["max_ms"] for r in results),
-        "statuses": {},
-    }
-    statuses: dict[str, int] = {}
-    for result in results:
-        for code, count in result["statuses"].items():
-            statuses[code] = statuses.get(code, 0) + count
-    merged["statuses"] = statuses
-    return merged
+    """Run the generator in its own process, taking the paths in turn."""
+    argv = [sys.executable, str(LOAD), mode, "127.0.0.1", str(port), ",".join(paths),
+            str(seconds), str(round(amount) if mode == "closed" else amount)]
+    loaded: dict[str, object] = json.loads(subprocess.run(argv, stdout=subprocess.PIPE,
+                                                          check=True).stdout)
+    return loaded
 
 
 def accepted_events(folder: Path) -> int:

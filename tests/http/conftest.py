@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 
 from cronduit.acceptor import Acceptor
 from cronduit.core.config import load_config
@@ -50,6 +51,7 @@ class Api:
     """The app, its engine and store, and helpers that read like the scenario."""
 
     client: httpx.AsyncClient
+    app: Starlette
     gateway: Gateway
     engine: Engine
     store: SqliteStore
@@ -107,8 +109,9 @@ async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
                         lambda: None)
     gateway = Gateway(config=lambda: engine.config, secret=secrets.get, acceptor=acceptor,
                       clock=clock, dispatching=lambda: engine.dispatch, run_of=run_of)
-    transport = httpx.ASGITransport(app=create_app(gateway))
+    app = create_app(gateway)
+    transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
-        yield Api(client, gateway, engine, store, runner, clock)
+        yield Api(client, app, gateway, engine, store, runner, clock)
     acceptor.close()
     store.close()

@@ -7,7 +7,8 @@ before a byte is read, and a body that grows past it is refused at the chunk tha
 
 from __future__ import annotations
 
-from fastapi import HTTPException, Request
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
 
 WEBHOOK_LIMIT = 1024 * 1024
 """A job webhook's body: at most 1 MiB."""

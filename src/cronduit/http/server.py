@@ -14,7 +14,7 @@ import socket
 from collections.abc import Iterator
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 SHUTDOWN_GRACE = 5.0
 """Seconds open requests get to finish when the daemon stops."""
@@ -53,7 +53,9 @@ class HttpServer:
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket; raises OSError (port in use, no such address) at once."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so,
+    # and without it a response's body waits for the client's delayed ACK (40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -64,7 +66,7 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def start(app: FastAPI, sock: socket.socket) -> HttpServer:
+async def start(app: ASGIApp, sock: socket.socket) -> HttpServer:
     """Serve ``app`` on ``sock`` from the running loop; returns once it accepts connections."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             server_header=False, backlog=2048)

@@ -1,0 +1,112 @@
+"""The OpenAPI document at ``/openapi.json``, built from the request and response models.
+
+The route table here is the API's description for client writers; the tests check it
+names every route the app serves, so the two cannot drift apart unnoticed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from cronduit.http.models import Accepted, DeliveryRecorded, Health, RunRequest, RunStarted
+
+_ERROR = {"description": "", "content": {"application/json": {"schema": {
+    "type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}}}}
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _ok(description: str, schema: str) -> dict[str, Any]:
+    return {"description": description,
+            "content": {"application/json": {"schema": _ref(schema)}}}
+
+
+def _errors(**codes: str) -> dict[str, Any]:
+    return {code.removeprefix("e"): {**_ERROR, "description": text}
+            for code, text in codes.items()}
+
+
+def _header(name: str, description: str, *, required: bool = False) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": required, "description": description,
+            "schema": {"type": "string"}}
+
+
+def _path(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "description": description,
+            "schema": {"type": "string"}}
+
+
+PATHS: dict[str, dict[str, Any]] = {
+    "/healthz": {"get": {
+        "summary": "Whether the daemon answers, and whether it runs in dry run",
+        "responses": {"200": _ok("the daemon answers", "Health")},
+    }},
+    "/hooks/{job}/{token}": {"post": {
+        "summary": "Trigger a job with webhook: true; 202 once the trigger is durable",
+        "description": "The whole body reaches the run in $CRONDUIT_TRIGGER_FILE; a JSON "
+                       "object body may carry {\"inputs\": {...}}. Idempotency-Key or "
+                       "X-Request-Id makes a retried POST the same trigger.",
+        "parameters": [
+            _path("job", "the job's name"),
+            _path("token", "HMAC-SHA256 of the webhook secret over the job name, in hex"),
+            _header("Idempotency-Key", "1-200 printable ASCII characters"),
+            _header("X-Request-Id", "used when Idempotency-Key is absent"),
+        ],
+        "requestBody": {"required": False, "content": {"*/*": {"schema": {}}}},
+        "responses": {"202": _ok("accepted", "Accepted"), **_errors(
+            e400="a body declared JSON that is not; a malformed Idempotency-Key",
+            e404="no such webhook: unknown job, no webhook: true, or a wrong token",
+            e413="body over 1 MiB", e422="an input breaks its declared rule")},
+    }},
+    "/github": {"post": {
+        "summary": "Record a GitHub delivery and trigger the jobs it matches",
+        "parameters": [
+            _header("X-GitHub-Event", "the event name", required=True),
+            _header("X-GitHub-Delivery", "the delivery's id: recorded once", required=True),
+            _header("X-Hub-Signature-256", "sha256=HMAC of the body under the GitHub secret",
+                    required=True),
+        ],
+        "requestBody": {"required": True,
+                        "content": {"application/json": {"schema": {"type": "object"}}}},
+        "responses": {"202": _ok("recorded", "DeliveryRecorded"), **_errors(
+            e400="no X-GitHub-Delivery, or a body that is not JSON",
+            e401="the signature does not verify", e413="body over 25 MiB",
+            e422="a payload field cronduit reads is missing or of the wrong type")},
+    }},
+    "/v1/jobs/{job}/run": {"post": {
+        "summary": "Run a job now, as cronduit job run does",
+        "security": [{"bearer": []}],
+        "parameters": [
+            _path("job", "the job's name"),
+            {"name": "queue", "in": "query", "required": False, "schema": {"type": "boolean"},
+             "description": "wait behind a run going or a manual run pending"},
+        ],
+        "requestBody": {"required": False,
+                        "content": {"application/json": {"schema": _ref("RunRequest")}}},
+        "responses": {"201": _ok("accepted", "RunStarted"), **_errors(
+            e401="no valid API token", e404="no such job",
+            e409="the job has a run going or a manual run pending",
+            e422="an input breaks its declared rule, or an unknown key",
+            e503="the daemon runs in dry run: nothing starts")},
+    }},
+}
+
+
+def document() -> dict[str, Any]:
+    """The whole OpenAPI 3.1 document."""
+    _, schemas = models_json_schema(
+        [(model, "serialization") for model in
+         (Accepted, DeliveryRecorded, Health, RunStarted)] + [(RunRequest, "validation")],
+        ref_template="#/components/schemas/{model}")
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "cronduit", "version": "1",
+                 "description": "Webhooks, GitHub deliveries and run-now (docs/http.md)."},
+        "paths": PATHS,
+        "components": {"schemas": schemas.get("$defs", {}),
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+    }
