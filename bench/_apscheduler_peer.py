@@ -126,6 +126,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=0.0)
     parser.add_argument("--work", choices=["noop", "true", "idle"], required=True)
     parser.add_argument("--db", type=Path, help="the SQLite job store (idle: kept)")
+    parser.add_argument("--result", type=Path, help="where to write the figures (JSON)")
     args = parser.parse_args()
     logging.getLogger("apscheduler").setLevel(logging.CRITICAL)  # one warning per missed run
     if args.work == "idle":
@@ -133,7 +134,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="cronduit-bench-aps-") as folder:
         db = Path(folder) / "jobs.sqlite"
         result = every_second(args.store, args.jobs, args.seconds, args.work, db)
-    print(json.dumps(result), flush=True)
+    # A file, not stdout: a result of a few hundred KiB written to a pipe just before
+    # os._exit came through cut short under load.
+    args.result.write_text(json.dumps(result))
     os._exit(0)  # pool threads may still be in a job; the figures are out
 
 

@@ -113,9 +113,11 @@ def ms(seconds: float) -> str:
 
 
 def run_peer(*args: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, str(PEER), *args], capture_output=True, text=True,
-                          check=True, timeout=600)
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    with scratch() as folder:
+        out = folder / "result.json"
+        subprocess.run([sys.executable, str(PEER), *args, "--result", str(out)],
+                       capture_output=True, text=True, check=True, timeout=600)
+        result: dict[str, object] = json.loads(out.read_text())
     return result
 
 

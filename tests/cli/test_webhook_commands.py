@@ -51,3 +51,15 @@ def test_refusals_name_the_job_or_the_missing_secret(tmp_path: Path) -> None:
     code, _, err = url(tmp_path, "poke", env={"HOOK_KEY": ""})
     assert 1 == code
     assert "HOOK_KEY" in err
+
+
+def test_port_0_needs_the_running_daemons_address_or_a_base(tmp_path: Path) -> None:
+    (tmp_path / "cronduit.yaml").write_text(CONFIG.replace("127.0.0.1:9100", "127.0.0.1:0"))
+    (tmp_path / "secrets.env").write_text("HOOK_KEY=k\n")
+    result = CliRunner().invoke(cli, ["webhook", "url", "poke", "-c",
+                                      str(tmp_path / "cronduit.yaml")])
+    assert 1 == result.exit_code
+    assert "port 0" in result.stderr
+    given = CliRunner().invoke(cli, ["webhook", "url", "poke", "--base", "http://h:1", "-c",
+                                     str(tmp_path / "cronduit.yaml")])
+    assert f"http://h:1/hooks/poke/{webhook_token('k', 'poke')}\n" == given.stdout

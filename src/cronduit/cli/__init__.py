@@ -13,6 +13,7 @@ from cronduit.cli import (
     config_commands,
     cron_commands,
     daemon_commands,
+    doctor_commands,
     job_commands,
     state_commands,
     webhook_commands,
@@ -32,6 +33,7 @@ for command in (
     *state_commands.COMMANDS,
     *job_commands.COMMANDS,
     *webhook_commands.COMMANDS,
+    *doctor_commands.COMMANDS,
 ):
     cli.add_command(command)
 

@@ -147,7 +147,9 @@ def daemon_line(daemon: DaemonInfo | None) -> str:
         return ("daemon: down (timers fire and accepted runs start when it starts: "
                 "cronduit serve)")
     mode = "running in dry run (no timers fire, no runs start)" if daemon.dry_run else "running"
-    return f"daemon: {mode}, pid {daemon.pid} on {daemon.host} since {_instant(daemon.started_at)}"
+    listening = f", listening on http://{daemon.listen}" if daemon.listen else ""
+    return (f"daemon: {mode}, pid {daemon.pid} on {daemon.host} since "
+            f"{_instant(daemon.started_at)}{listening}")
 
 
 def _instant(text: str) -> str:
@@ -239,7 +241,7 @@ def status(as_json: bool, config_path: Path) -> None:
             "daemon": None if daemon is None else {
                 "pid": daemon.pid, "host": daemon.host,
                 "started_at": _instant(daemon.started_at),
-                "dry_run": daemon.dry_run},
+                "dry_run": daemon.dry_run, "listen": daemon.listen},
             "healthy": not diverging,
             "jobs": [status_json(s) for s in statuses],
         })

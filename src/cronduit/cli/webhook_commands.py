@@ -8,13 +8,17 @@ value, which this command reads the way the daemon does (secrets file, then envi
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from cronduit.cli.options import config_option, fail, load_config_file
+from cronduit.core.config.model import Config
 from cronduit.core.signing import webhook_token
+from cronduit.daemon_state import running_daemon
 from cronduit.secrets import load_secrets
+from cronduit.store import open_store
 
 
 @click.group()
@@ -41,8 +45,24 @@ def url(name: str, base: str | None, config_path: Path) -> None:
     if secret_name is None or secret is None:
         fail(f"settings.webhook_secret names {secret_name!r}, but no such secret is set "
              "(in the secrets file or the environment)", code=1)
-    root = (base or f"http://{config.settings.listen}").rstrip("/")
+    root = (base or f"http://{_listening(config, config_path)}").rstrip("/")
     click.echo(f"{root}/hooks/{name}/{webhook_token(secret, name)}")
+
+
+def _listening(config: Config, config_path: Path) -> str:
+    """``settings.listen``; with port 0, the address the running daemon got."""
+    _, port = config.settings.listen_address
+    if port:
+        return config.settings.listen
+    store = open_store(config, config_path)
+    try:
+        daemon = running_daemon(store, datetime.now(UTC))
+    finally:
+        store.close()
+    if daemon is None or daemon.listen is None:
+        fail("settings.listen has port 0 (the system picks one) and no daemon is running to "
+             "say which: start it, or give --base", code=1)
+    return daemon.listen
 
 
 COMMANDS: list[click.Command] = [webhook]
