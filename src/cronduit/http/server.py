@@ -21,15 +21,26 @@ SHUTDOWN_GRACE = 5.0
 
 
 class _Embedded(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.stopping = asyncio.Event()
+
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def main_loop(self) -> None:
+        # uvicorn's own loop wakes ten times a second to refresh its Date header and look for
+        # a stop; an idle daemon should not: once a second, and at once when stopped.
+        while not await self.on_tick(0):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), 1.0)
 
 
 class HttpServer:
     """A started server; :meth:`stop` closes it."""
 
-    def __init__(self, server: uvicorn.Server, task: asyncio.Task[None],
+    def __init__(self, server: _Embedded, task: asyncio.Task[None],
                  sock: socket.socket) -> None:
         self._server = server
         self._task = task
@@ -42,6 +53,7 @@ class HttpServer:
 
     async def stop(self) -> None:
         self._server.should_exit = True
+        self._server.stopping.set()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._task), SHUTDOWN_GRACE)
         if not self._task.done():
