@@ -506,8 +506,9 @@ class Engine:
             if (job := self.config.jobs.get(launch.run.job)) is not None
         ]
         started = self.runner.launch_many(batch)
-        launched = [(run.id, pid, when) for (run, _, _, _), (pid, when) in zip(batch, started,
-                                                                             strict=True)]
+        launched = [(run.id, got[0], got[1])
+                    for (run, _, _, _), got in zip(batch, started, strict=True)
+                    if got is not None]  # one not started ends through runner.ended()
         if launched:
             with self.store.transaction() as tx:
                 for run_id, pid, when in launched:

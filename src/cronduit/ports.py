@@ -314,13 +314,16 @@ class Conflict(Exception):
 class Runner(Protocol):
     """Runs attempts as processes. It reports facts; the engine decides what they mean."""
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
-        """Start attempt ``attempt`` of ``run``; its (pid, process start time)."""
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
+        """Start attempt ``attempt`` of ``run``; its (pid, process start time), or None when
+        the process could not be started: that attempt's end then comes through
+        :meth:`ended`, with the reason, like any other."""
         ...
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[tuple[int, int]]:
-        """:meth:`launch` for several attempts at once (they may start concurrently); the
-        (pid, process start time) of each, in order."""
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
+                    ) -> list[tuple[int, int] | None]:
+        """:meth:`launch` for several attempts at once (they may start concurrently), in
+        order."""
         ...
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:

@@ -70,20 +70,40 @@ class ProcessRunner:
 
     # -- the Runner protocol ----------------------------------------------------------------
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
-        started = self._start(run, job, trigger, attempt)
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
+        started = self._try_start(run, job, trigger, attempt)
+        if started is None:
+            return None
         self._watch(run.id, attempt, started)
         return started.pid, started.start_time
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[tuple[int, int]]:
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
+                    ) -> list[tuple[int, int] | None]:
         """Start attempts on a few threads: creating files and spawning wait on the disk and
         the kernel with the GIL released, so the waits overlap. Watching stays on the loop."""
         if len(launches) == 1:
             return [self.launch(*launches[0])]
-        started = list(self._pool.map(lambda item: self._start(*item), launches))
+        started = list(self._pool.map(lambda item: self._try_start(*item), launches))
         for (run, _, _, attempt), attempt_started in zip(launches, started, strict=True):
-            self._watch(run.id, attempt, attempt_started)
-        return [(s.pid, s.start_time) for s in started]
+            if attempt_started is not None:
+                self._watch(run.id, attempt, attempt_started)
+        return [None if s is None else (s.pid, s.start_time) for s in started]
+
+    def _try_start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt | None:
+        """Start the attempt, or report it ended without a process: one job whose ``dir`` is
+        missing must not stop the daemon, nor the launches beside it."""
+        try:
+            return self._start(run, job, trigger, attempt)
+        except OSError as error:
+            why = error.strerror or type(error).__name__
+            where = f": {error.filename}" if error.filename is not None else ""
+            self._ended.append((run.id, attempt, AttemptReport(None, not_started=why + where)))
+            self._wake_from_any_thread()
+            return None
+
+    def _wake_from_any_thread(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake)
 
     def _start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt:
         folder = self.paths.run(run.id)

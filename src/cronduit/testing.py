@@ -57,16 +57,23 @@ class FakeRunner:
     pruned: list[str] = field(default_factory=list)
     recovered: dict[str, AttemptReport | Literal["running", "not_started"]] = field(
         default_factory=dict)
+    unstartable: dict[str, str] = field(default_factory=dict)
+    """Jobs whose processes cannot start, by name, with the reason the runner reports."""
     _ended: list[tuple[str, int, AttemptReport]] = field(default_factory=list)
     _live: dict[str, int] = field(default_factory=dict)
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int]:
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
+        if job.name in self.unstartable:
+            self._ended.append((run.id, attempt,
+                                AttemptReport(None, not_started=self.unstartable[job.name])))
+            return None
         pid = 1000 + len(self.launched)
         self.launched.append(Launched(run, job, trigger, attempt, pid))
         self._live[run.id] = attempt
         return pid, pid * 7
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[tuple[int, int]]:
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
+                    ) -> list[tuple[int, int] | None]:
         return [self.launch(*launch) for launch in launches]
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:

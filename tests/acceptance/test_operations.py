@@ -117,3 +117,20 @@ def test_a_second_daemon_on_the_same_state_is_refused(deployment: Deployment) ->
     assert 3 == second.wait(timeout=15)
     assert "another cronduit daemon" in deployment.daemon_log()
     deployment.kill(first)
+
+
+def test_a_job_whose_dir_is_missing_fails_and_the_daemon_goes_on(
+    deployment: Deployment,
+) -> None:
+    deployment.write("""
+jobs:
+  lost: {run: "echo never", every: 1h, dir: /nonexistent/cronduit-test}
+  fine: {run: "echo ran >> fine.txt", every: 1h}
+""")
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("lost")] == ["failure"])
+    deployment.wait_for(lambda: deployment.lines("fine.txt") == ["ran"])
+    (lost,) = deployment.runs("lost")
+    assert lost.reason == "could not start: No such file or directory: /nonexistent/cronduit-test"
+    assert daemon.poll() is None  # still serving
+    deployment.kill(daemon)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from cronduit.core.enums import Outcome
 from cronduit.engine import LAUNCH_CHUNK
 from tests.engine.conftest import Rig
 
@@ -253,3 +254,27 @@ def test_runs_waiting_to_launch_past_their_deadline_never_start(make_rig: MakeRi
             if run.reason == "deadline passed before the process started"]
     assert 6 == len(late)
     assert {"timeout"} == {run.outcome for run in late}
+
+
+def test_a_run_whose_process_cannot_start_fails_with_the_reason_and_others_go_on(
+        make_rig: MakeRig) -> None:
+    """A missing dir (or no processes left) fails that run, retried by its policy; the
+    runs started beside it and the daemon's next ticks are unaffected."""
+    rig = make_rig("""
+jobs:
+  lost: {run: x, every: 1h, dir: /nowhere, retry: {attempts: 2, backoff: 1m}}
+  fine: {run: x, every: 1h}
+""", T0)
+    rig.runner.unstartable["lost"] = "No such file or directory: /nowhere"
+    rig.tick()
+    rig.tick()
+    (fine,) = rig.history("fine")
+    assert "running" == fine.state
+    (lost,) = rig.history("lost")
+    assert ("backoff", "could not start: No such file or directory: /nowhere") == (
+        lost.state, lost.reason)
+    rig.advance(timedelta(minutes=1))
+    rig.tick()
+    (lost,) = rig.history("lost")
+    assert (Outcome.FAILURE, 2) == (lost.outcome, lost.attempts)
+    assert "could not start" in (lost.reason or "")

@@ -46,6 +46,8 @@ class AttemptReport:
     """Seconds the job asked to wait before a retry, if it wrote any."""
     vanished: bool = False
     """The process disappeared without an exit status (lost while cronduit was down)."""
+    not_started: str | None = None
+    """Why the process could not be started at all (a missing ``dir``, no processes left)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,8 @@ def judge_attempt(
 
 
 def _failure_reason(report: AttemptReport) -> str:
+    if report.not_started is not None:
+        return f"could not start: {report.not_started}"
     if report.vanished:
         return "process vanished while cronduit was down"
     if report.exit_status is None:
