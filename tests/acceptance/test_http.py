@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -122,3 +124,21 @@ def assert_no_secret_in(deployment: Deployment) -> None:
             data = path.read_bytes()
             for value in SECRETS.values():
                 assert value.encode() not in data, f"{value!r} found in {path}"
+
+
+def test_rotating_the_webhook_secret_and_applying_revokes_the_old_urls(
+        deployment: Deployment) -> None:
+    deployment.write(CONFIG.replace("settings:\n", "settings:\n  secrets_file: secrets.env\n", 1))
+    secrets = deployment.folder / "secrets.env"
+    secrets.write_text("HOOK_KEY=first-secret\nAPI_KEY=x\n")
+    daemon = deployment.serve()
+    path = "/hooks/poke/{}"
+    old = base_url(deployment) + path.format(webhook_token("first-secret", "poke"))
+    assert 202 == httpx.post(old, content=b"a", timeout=10).status_code
+    secrets.write_text("HOOK_KEY=second-secret\nAPI_KEY=x\n")
+    subprocess.run([sys.executable, "-m", "cronduit", "apply", "-c", str(deployment.config)],
+                   check=True, capture_output=True, timeout=30)
+    new = base_url(deployment) + path.format(webhook_token("second-secret", "poke"))
+    assert 404 == httpx.post(old, content=b"b", timeout=10).status_code
+    assert 202 == httpx.post(new, content=b"c", timeout=10).status_code
+    deployment.kill(daemon)
