@@ -32,6 +32,7 @@ from cronduit.core.config.model import Config
 from cronduit.core.timespec import format_utc
 from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
 from cronduit.engine import Engine
+from cronduit.notifier import NotificationSender
 from cronduit.ports import Clock, Event, Runner, Store
 
 T = TypeVar("T")
@@ -79,6 +80,7 @@ class Daemon:
         self.http: HttpServer | None = None
         self._ticked = asyncio.Event()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cronduit-engine")
+        self._notifications: NotificationSender | None = None
         self.clock = clock
         self.dry_run = dry_run
         self.log = log
@@ -110,6 +112,8 @@ class Daemon:
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
         self._log(f"serving {len(self.engine.config.jobs)} jobs from {self.config_path}{mode}")
         acceptor = await self._start_http()
+        self._notifications = NotificationSender(lambda: self.engine.config, self.store,
+                                                 self.clock, self._off_loop, self._log)
         try:
             await self._loop()
         finally:
@@ -117,6 +121,8 @@ class Daemon:
                 await self.http.stop()
             if acceptor is not None:
                 acceptor.close()
+            await self._notifications.close()
+            self._notifications = None
         self._worker.shutdown(wait=True)
         self._heartbeat(self.clock.now(), stopped=True)
         self._log("stopped; runs going carry on and are adopted by the next daemon")
@@ -170,6 +176,8 @@ class Daemon:
             due = await self._off_loop(self.engine.tick, now)
             self._ticked.set()
             self._ticked = asyncio.Event()
+            if self.engine.dispatch and self._notifications is not None:
+                self._notifications.kick()
             await self._sleep_until(due)
 
     async def run_of(self, delivery_id: str, timeout: float) -> str | None:

@@ -31,6 +31,7 @@ from cronduit.core.catchup import (
 from cronduit.core.config.model import AfterSpec, Config, Job, Retry
 from cronduit.core.enums import Outcome, TriggerKind
 from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
+from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import (
     NEEDS_IDLE,
     Batch,
@@ -382,6 +383,17 @@ class Engine:
         tx.insert_run(run)
         tx.set_event_state([event.seq], "consumed", run.id)
         outbox.lines.append(f"run {job.name} {run.id}: skipped ({reason}) [{event.label}]")
+        self._notify(tx, job, RunFacts(job.name, run.id, Outcome.SKIPPED, None, now, 0, None,
+                                       reason), now)
+
+    def _notify(self, tx: Transaction, job: Job, facts: RunFacts, now: datetime) -> None:
+        """Queue the run's outcome for every notifier that wants it, in the transaction that
+        records the outcome: a crash right after loses no notification."""
+        notifiers = self.config.notifiers
+        accepts = {name: notifier.on for name, notifier in notifiers.items()}
+        for name in recipients(job.notify, accepts, facts.outcome):
+            body = json.dumps(message(facts, notifiers[name].format))
+            tx.insert_notification(facts.run, name, body, now)
 
     def _start_waiting(self, tx: Transaction, name: str, now: datetime, outbox: _Outbox) -> None:
         job = self.config.jobs[name]
@@ -451,6 +463,8 @@ class Engine:
         job = self.config.jobs.get(run.job)
         if job is None:
             return
+        self._notify(tx, job, RunFacts(job.name, run.id, outcome, run.started_at, now,
+                                       run.attempts, exit_status, reason), now)
         for old in tx.runs_to_prune(job.name, self.config.settings.kept_runs):
             tx.update_run(old.id, files_pruned=True)
             outbox.prunes.append(old)

@@ -141,6 +141,23 @@ class Run:
 
 
 @dataclass(frozen=True, slots=True)
+class Notification:
+    """A run's outcome to deliver to one notifier: pending, sent, or failed with the reason."""
+
+    seq: int
+    run_id: str
+    notifier: str
+    body: str
+    """The JSON body POSTed (never a secret: the notifier's URL is not in it)."""
+    state: str
+    attempts: int
+    next_at: datetime
+    error: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class RunEnd:
     """A run-ended event on a job: what ``job wait`` and ``on.after`` read."""
 
@@ -270,6 +287,28 @@ class Transaction(Protocol):
 
     def runs_to_prune(self, job: str, keep: int) -> list[Run]:
         """Ended runs of ``job`` older than its newest ``keep`` whose files are still kept."""
+        ...
+
+    def insert_notification(self, run_id: str, notifier: str, body: str,
+                            now: datetime) -> None:
+        """Queue a notification, due at once."""
+        ...
+
+    def due_notifications(self, now: datetime, limit: int) -> list[Notification]: ...
+
+    def next_notification_at(self) -> datetime | None:
+        """When the earliest pending notification is due, if any."""
+        ...
+
+    def record_notification_try(self, seq: int, state: str, next_at: datetime, error: str,
+                                now: datetime) -> None:
+        """One more try made: ``sent``, ``failed`` (given up) or still ``pending``."""
+        ...
+
+    def notifications_of_run(self, run_id: str) -> list[Notification]: ...
+
+    def failed_notifications(self, limit: int) -> list[Notification]:
+        """The newest deliveries that were given up on."""
         ...
 
     def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from cronduit.cli import cli
 from cronduit.core.signing import webhook_token
-from cronduit.ports import Timer
+from cronduit.ports import Run, Timer
 from cronduit.store.sqlite import SqliteStore
 
 CONFIG = """\
@@ -95,3 +95,18 @@ def test_an_unusable_state_store_exits_1_naming_it(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["doctor", "-c", str(tmp_path / "cronduit.yaml")])
     assert 1 == result.exit_code
     assert "blocker" in result.output
+
+
+def test_a_notification_given_up_on_is_a_problem_named_without_its_url(tmp_path: Path) -> None:
+    (tmp_path / "cronduit.yaml").write_text(CONFIG)
+    store = SqliteStore(tmp_path / ".cronduit" / "cronduit.db")
+    now = datetime.now(UTC)
+    with store.transaction() as tx:
+        tx.insert_run(Run("r1", "nightly", "timer", "cron", "ended", now, outcome="failure"))
+        tx.insert_notification("r1", "ops", "{}", now)
+        (sent,) = tx.notifications_of_run("r1")
+        tx.record_notification_try(sent.seq, "failed", now, "HTTP 500", now)
+    store.close()
+    code, out = doctor(tmp_path)
+    assert 1 == code
+    assert "notifier ops: the outcome of nightly run r1 was not delivered (HTTP 500; 1 tries" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -312,3 +313,13 @@ def test_batched_events_and_ledger_rows_link_and_stay_idempotent(store: Store) -
     assert ["slot/a/1", "slot/a/2", "slot/a/3"] == sorted(seqs)
     assert [(seqs["slot/a/1"], "ran"), (None, "missed")] == [(r.event_seq, r.fate)
                                                              for r in ledger]
+
+
+def test_a_transaction_opened_inside_another_fails_rather_than_waits(store: Store) -> None:
+    """A nested transaction is a bug; it must surface as an error at once, never hang the
+    daemon waiting for itself."""
+    began = time.monotonic()
+    with (store.transaction(), pytest.raises(Exception, match="transaction"),
+          store.transaction()):
+        pass
+    assert time.monotonic() - began < 5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -278,3 +279,37 @@ jobs:
     (lost,) = rig.history("lost")
     assert (Outcome.FAILURE, 2) == (lost.outcome, lost.attempts)
     assert "could not start" in (lost.reason or "")
+
+
+NOTIFIED = """
+notifiers:
+  ops:  {url: "https://hooks.example/ops/T0KEN", on: [failure, timeout, skipped]}
+  chat: {url: "https://chat.example/hook", on: [success, failure], format: slack}
+jobs:
+  backup: {run: x, every: 1h, overlap: skip, notify: [failure, timeout, skipped]}
+  quiet:  {run: x, every: 1h}
+"""
+
+
+def test_an_outcome_is_queued_for_each_notifier_in_the_transaction_that_ends_the_run(
+        make_rig: MakeRig) -> None:
+    rig = make_rig(NOTIFIED, T0)
+    rig.tick()
+    (backup_id,) = [r.id for r in rig.history("backup")]
+    (quiet_id,) = [r.id for r in rig.history("quiet")]
+    rig.accept("hook/1", "backup", "webhook")  # while backup runs: skipped (overlap: skip)
+    rig.tick()
+    rig.runner.finish(backup_id, 2)
+    rig.runner.finish(quiet_id, 0)
+    rig.tick()
+    skipped_run = next(r for r in rig.history("backup") if r.outcome == Outcome.SKIPPED)
+    with rig.store.transaction() as tx:
+        failed = {(n.notifier, n.state) for n in tx.notifications_of_run(backup_id)}
+        quiet = tx.notifications_of_run(quiet_id)
+        skipped = [n.notifier for n in tx.notifications_of_run(skipped_run.id)]
+        body = json.loads(tx.notifications_of_run(backup_id)[0].body)
+    assert {("ops", "pending"), ("chat", "pending")} == failed
+    assert [] == quiet  # success, and the job did not ask for it
+    assert ["ops"] == skipped  # chat's `on` does not take skipped
+    assert ("backup", "failure", 2) == (body["job"], body["outcome"], body["exit_status"])
+    assert "T0KEN" not in json.dumps(body)

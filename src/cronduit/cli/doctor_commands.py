@@ -31,6 +31,8 @@ from cronduit.secrets import load_secrets
 OVERDUE_AFTER = timedelta(minutes=1)
 """A timer this far past its due time has not fired: the daemon is down or stuck."""
 TOKEN = "<token>"
+FAILED_SHOWN = 10
+"""Failed notification deliveries listed, newest first."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,8 @@ def doctor(deep: bool, config_path: Path) -> None:
         secrets = load_secrets(state.config, config_path, os.environ)
         now = datetime.now(UTC)
         findings = [*_daemon(state, now), *_state(state), *_jobs(state, secrets, deep, now),
-                    *_secrets(state.config, secrets), *_git(state.config)]
+                    *_secrets(state.config, secrets), *_git(state.config),
+                    *_notifications(state)]
     for finding in findings:
         echo_line(("warning: " if finding.problem else "") + finding.text,
                   "yellow" if finding.problem else None)
@@ -133,6 +136,16 @@ def _secrets(config: Config, secrets: dict[str, str]) -> list[Finding]:
     return [Finding(f"secret {name} ({where}) is not set: neither in the secrets file nor "
                     "in the environment", problem=True)
             for name, where in wanted.items() if name not in secrets]
+
+
+def _notifications(state: State) -> list[Finding]:
+    """Deliveries given up on, newest first (what they failed with, never the URL)."""
+    with state.store.transaction() as tx:
+        failed = tx.failed_notifications(FAILED_SHOWN)
+        jobs = {n.run_id: run.job for n in failed if (run := tx.get_run(n.run_id)) is not None}
+    return [Finding(f"notifier {n.notifier}: the outcome of {jobs.get(n.run_id, '?')} run "
+                    f"{n.run_id} was not delivered ({n.error}; {n.attempts} tries, last "
+                    f"{cell(n.updated_at)})", problem=True) for n in failed]
 
 
 def _git(config: Config) -> list[Finding]:

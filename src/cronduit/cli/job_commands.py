@@ -47,8 +47,9 @@ def job() -> None:
 
 
 def run_record(tx: Transaction, run: Run) -> dict[str, object]:
-    """The run record of SPEC §5, exactly its keys."""
-    return {
+    """The run record of SPEC §5, exactly its keys, and ``notifications`` when the run's
+    outcome was sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
+    record: dict[str, object] = {
         "run": run.id,
         "job": run.job,
         "trigger": run.kind,
@@ -64,6 +65,12 @@ def run_record(tx: Transaction, run: Run) -> dict[str, object]:
         "inputs": json.loads(run.inputs or "{}"),
         "operator": run.operator,
     }
+    notifications = tx.notifications_of_run(run.id)
+    if notifications:
+        record["notifications"] = [
+            {"notifier": n.notifier, "state": n.state, "attempts": n.attempts,
+             "error": n.error or None} for n in notifications]
+    return record
 
 
 def _outcome_cell(run: Run) -> str:

@@ -172,3 +172,26 @@ SELECT * FROM deliveries WHERE delivery_id = :delivery_id;
 
 -- name: events_of_delivery
 SELECT * FROM events WHERE parent = :parent ORDER BY seq;
+
+-- name: insert_notification
+INSERT INTO notifications (run_id, notifier, body, next_at, created_at, updated_at)
+VALUES (:run_id, :notifier, :body, :next_at, :created_at, :created_at);
+
+-- name: due_notifications
+SELECT * FROM notifications WHERE state = 'pending' AND next_at <= :now
+ORDER BY next_at, seq LIMIT :limit;
+
+-- name: next_notification_at
+SELECT MIN(next_at) FROM notifications WHERE state = 'pending';
+
+-- name: record_notification_try
+UPDATE notifications SET state = :state, attempts = attempts + 1, next_at = :next_at,
+    error = :error, updated_at = :now
+WHERE seq = :seq;
+
+-- name: notifications_of_run
+SELECT * FROM notifications WHERE run_id = :run_id ORDER BY seq;
+
+-- name: failed_notifications
+SELECT * FROM notifications WHERE state = 'failed' ORDER BY updated_at DESC, seq DESC
+LIMIT :limit;

@@ -16,7 +16,17 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Protocol, TypeVar
 
-from cronduit.ports import Conflict, Delivery, Event, NewEvent, Run, RunEnd, SlotRecord, Timer
+from cronduit.ports import (
+    Conflict,
+    Delivery,
+    Event,
+    NewEvent,
+    Notification,
+    Run,
+    RunEnd,
+    SlotRecord,
+    Timer,
+)
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 _LOW = "0000-01-01T00:00:00.000000Z"
@@ -69,7 +79,8 @@ class Cursor(Protocol):
 R = TypeVar("R")
 _TIME_FIELDS = frozenset({
     "slot", "accepted_at", "due_at", "recorded_at", "until_slot", "created_at", "started_at",
-    "finished_at", "deadline_at", "next_attempt_at", "ended_at", "received_at",
+    "finished_at", "deadline_at", "next_attempt_at", "ended_at", "received_at", "next_at",
+    "updated_at",
 })
 _BOOL_FIELDS = frozenset({"late", "exclusive", "files_pruned", "chained"})
 
@@ -319,6 +330,29 @@ class SqlTransaction:
 
     def runs_to_prune(self, job: str, keep: int) -> list[Run]:
         return self._all(Run, "runs_to_prune", job=job, keep=keep)
+
+    def insert_notification(self, run_id: str, notifier: str, body: str,
+                            now: datetime) -> None:
+        self._run("insert_notification", run_id=run_id, notifier=notifier, body=body,
+                  next_at=now, created_at=now)
+
+    def due_notifications(self, now: datetime, limit: int) -> list[Notification]:
+        return self._all(Notification, "due_notifications", now=now, limit=limit)
+
+    def next_notification_at(self) -> datetime | None:
+        row = self._run("next_notification_at").fetchone()
+        return None if row is None else from_text(row[0])
+
+    def record_notification_try(self, seq: int, state: str, next_at: datetime, error: str,
+                                now: datetime) -> None:
+        self._run("record_notification_try", seq=seq, state=state, next_at=next_at,
+                  error=error, now=now)
+
+    def notifications_of_run(self, run_id: str) -> list[Notification]:
+        return self._all(Notification, "notifications_of_run", run_id=run_id)
+
+    def failed_notifications(self, limit: int) -> list[Notification]:
+        return self._all(Notification, "failed_notifications", limit=limit)
 
     def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,
                        ended_at: datetime) -> int:

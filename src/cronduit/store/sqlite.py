@@ -16,17 +16,19 @@ from pathlib import Path
 from cronduit.store.migrations import migrations, statements
 from cronduit.store.sql import SqlTransaction
 
-_WRITERS: dict[Path, threading.Lock] = {}
+_WRITERS: dict[Path, threading.RLock] = {}
 _WRITERS_GUARD = threading.Lock()
 
 
-def _writer_lock(path: Path) -> threading.Lock:
+def _writer_lock(path: Path) -> threading.RLock:
     """One lock per database file for this process's connections (the engine's and the
     HTTP acceptor's). SQLite's own busy handler waits for a held write lock by sleeping in
     steps of 1, 2, 5, 10... ms; queueing on a Python lock first hands the file over the moment
-    it is free. Other processes (the CLI) still meet SQLite's lock and its busy timeout."""
+    it is free. Other processes (the CLI) still meet SQLite's lock and its busy timeout.
+    Re-entrant, so a transaction opened inside another by mistake fails at once in SQLite
+    ("cannot start a transaction within a transaction") instead of waiting for itself."""
     with _WRITERS_GUARD:
-        return _WRITERS.setdefault(path.resolve(), threading.Lock())
+        return _WRITERS.setdefault(path.resolve(), threading.RLock())
 
 
 def _is_conflict(error: Exception) -> bool:
