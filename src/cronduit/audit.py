@@ -14,6 +14,9 @@ from datetime import datetime
 from cronduit.core.timespec import format_utc
 from cronduit.ports import AuditEntry, Pause, Transaction
 
+ENGINE = "cronduit"
+"""The operator of what cronduit does by itself: an expired pause, a removed job's pause, the
+apply at start-up."""
 UNKNOWN_OPERATOR = "unknown"
 """The operator recorded when the request could not say who it was."""
 APPLY_LINES = 200

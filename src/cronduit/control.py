@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
+from cronduit import audit
 from cronduit.audit import describe, record
 from cronduit.core.pausing import PauseError, check_operator, check_reason, parse_until
 from cronduit.core.timespec import format_utc
 from cronduit.intake import RequestRefused
 from cronduit.ports import Conflict, Pause, Transaction
 
-ENGINE = "cronduit"
-"""The operator of what cronduit does by itself: an expired pause, a removed job's pause."""
+ENGINE = audit.ENGINE
 
 
 def pause(tx: Transaction, job: str, reason: str, operator: str, until: str | None,
