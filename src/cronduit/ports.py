@@ -167,10 +167,6 @@ class Pause:
     resumed_at: datetime | None = None
     resumed_by: str | None = None
 
-    @property
-    def active(self) -> bool:
-        return self.resumed_at is None
-
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
