@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from cronduit import audit
 from cronduit.acceptor import Acceptor
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.model import Config
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 MAX_SLEEP = 1.0
 """Seconds between wall-clock checks, whatever is due."""
+APPLY_ASKED = "apply_asked"
+"""Meta key where ``cronduit apply`` leaves who asked, for the apply's audit entry."""
 
 
 def config_changes(old: Config, new: Config) -> list[str]:
@@ -106,8 +109,13 @@ class Daemon:
                                 (signal.SIGHUP, self._ask_reload), (signal.SIGUSR1, self.wake)):
             loop.add_signal_handler(signum, handler)
         now = self.clock.now()
-        for change in self.engine.apply(self.engine.config, now):
+        changes = self.engine.apply(self.engine.config, now)
+        for change in changes:
             self._log(change)
+        if changes:  # an unchanged restart changes nothing worth auditing
+            with self.store.transaction() as tx:
+                audit.record(tx, "apply", audit.ENGINE, now, start=True, ok=True,
+                             changes=audit.apply_lines(changes))
         self.engine.start(now)
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
         self._log(f"serving {len(self.engine.config.jobs)} jobs from {self.config_path}{mode}")
@@ -237,9 +245,15 @@ class Daemon:
             self._log(f"apply: {line}")
 
     def _record_apply(self, now: datetime, *, ok: bool, lines: list[str]) -> None:
+        """Answer ``cronduit apply`` and write the audit entry, naming the operator that
+        command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``)."""
         with self.store.transaction() as tx:
             tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
                                                   "lines": lines}))
+            asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")
+            tx.set_meta(APPLY_ASKED, "{}")
+            audit.record(tx, "apply", asked.get("operator") or "signal", now, ok=ok,
+                         changes=audit.apply_lines(lines))
 
 
 def _url_host(host: str) -> str:

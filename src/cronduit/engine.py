@@ -19,12 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from cronduit import control
 from cronduit.core.catchup import (
     CatchUpPolicy,
     Firing,
     arm_edited,
     arm_new,
     decide_firing,
+    decide_held_firing,
     decide_interval_firing,
     slot_instant,
 )
@@ -34,6 +36,7 @@ from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_pass
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import (
     NEEDS_IDLE,
+    SKIPPED_PAUSED,
     Batch,
     Decision,
     JobState,
@@ -41,6 +44,7 @@ from cronduit.core.overlap import (
     Trigger,
     on_arrival,
     on_backoff,
+    on_pause,
     on_run_end,
 )
 from cronduit.core.timespec import (
@@ -56,6 +60,7 @@ from cronduit.ports import (
     Conflict,
     Event,
     NewEvent,
+    Pause,
     Run,
     Runner,
     SlotRecord,
@@ -71,6 +76,9 @@ LAUNCH_CHUNK = 64
 NO_RETRY = Retry()
 
 Log = Callable[[str], None]
+
+_UNHELD = datetime.min.replace(tzinfo=UTC)
+"""What a pause holds of a job not paused lately: the slots due before the dawn of time."""
 
 
 def _quiet(_: str) -> None:
@@ -125,6 +133,8 @@ class Engine:
         self._waiting_launch: list[_Launch] = []
         """Attempts committed as started but not launched yet: launched a chunk per tick, so
         a burst of runs never holds up the firing of timers behind it."""
+        self._paused: frozenset[str] = frozenset()
+        """Jobs paused, as read at the start of the transaction under way."""
         self._set_config(config)
 
     # -- config ------------------------------------------------------------------------------
@@ -149,6 +159,8 @@ class Engine:
             self._set_config(config)
         changes: list[str] = []
         with self.store.transaction() as tx:
+            for cleared in control.clear_removed(tx, config.jobs.keys(), now):
+                changes.append(f"{cleared.job}: pause cleared (removed from the config)")
             stored = {timer.job: timer for timer in tx.timers()}
             for name in stored:
                 if name not in self._schedules:
@@ -197,6 +209,7 @@ class Engine:
         outbox = _Outbox()
         self._ended.extend(self.runner.ended())  # kept until committed: a failed tick retries
         with self.store.transaction() as tx:
+            self._settle_pauses(tx, now, outbox)
             self._collect_ended(tx, self._ended, now, outbox)
             fired = self._fire_timers(tx, now) if self.dispatch else 0
         if self._ended:
@@ -205,6 +218,7 @@ class Engine:
         if fired:
             self.checkpoint("fired")
         with self.store.transaction() as tx:
+            self._read_pauses(tx)  # a pause committed since the first transaction counts
             self._chain(tx, now)
             routed = self._route(tx, now, outbox)
             if self.dispatch:
@@ -222,6 +236,7 @@ class Engine:
         the runs that held work (a dry run, an outage) is owed."""
         outbox = _Outbox()
         with self.store.transaction() as tx:
+            self._settle_pauses(tx, now, outbox)
             for run in tx.active_runs():
                 if run.state != "running":
                     continue
@@ -236,6 +251,42 @@ class Engine:
                         self._start_waiting(tx, name, now, outbox)
         self._carry_out(outbox, now)
 
+    # -- pauses ------------------------------------------------------------------------------
+
+    def _read_pauses(self, tx: Transaction) -> list[Pause]:
+        active = tx.pauses()
+        self._paused = frozenset(pause.job for pause in active)
+        return active
+
+    def _settle_pauses(self, tx: Transaction, now: datetime, outbox: _Outbox) -> None:
+        """End the pauses whose time has come, and turn what waits in a paused job's work
+        into skipped runs (the core's :func:`on_pause`): a pause committed by the CLI or the
+        API is carried out here, at the engine's next look."""
+        for ended in control.expire(tx, now):
+            outbox.lines.append(f"resume {ended.job}: the pause expired (until "
+                                f"{format_utc(ended.until or now)})")
+        for pause in self._read_pauses(tx):
+            job = self.config.jobs.get(pause.job)
+            if job is None or tx.newest_waiting_event(job.name) is None:
+                continue
+            events = {event.seq: event for event in tx.waiting_events(job.name)}
+            for trigger in on_pause(self._job_state(tx, job)):
+                self._skip(tx, job, events[trigger.seq], SKIPPED_PAUSED, now, outbox)
+
+    def _holds(self, tx: Transaction, due: Sequence[Timer]) -> dict[str, datetime | None]:
+        """Per job whose due slots a pause holds: None while it is paused, else the instant
+        of a resume the timer has not seen (its slots before that are held, never made up).
+        Only resumes after the oldest due timer matter, so the read stays small."""
+        holds: dict[str, datetime | None] = {}
+        for pause in tx.pauses(resumed_after=min(timer.due_at for timer in due)):
+            if pause.resumed_at is None:
+                holds[pause.job] = None
+            elif pause.job not in holds:
+                holds[pause.job] = pause.resumed_at
+            elif (held := holds[pause.job]) is not None:
+                holds[pause.job] = max(held, pause.resumed_at)
+        return holds
+
     # -- timers ------------------------------------------------------------------------------
 
     def _fire_timers(self, tx: Transaction, now: datetime) -> int:
@@ -243,9 +294,10 @@ class Engine:
         version guard; the batch's events and ledger rows are then written in one statement
         each (unique delivery ids and slot keys keep that idempotent)."""
         due = tx.due_timers(now, BATCH)
+        holds = self._holds(tx, due) if due else {}
         batch = _FiringBatch()
         for timer in due:
-            self._fire(tx, timer, now, batch)
+            self._fire(tx, timer, now, batch, holds.get(timer.job, _UNHELD))
         if tx.advance_timers(batch.moves) != len(batch.moves):
             # The timers were read in this same write transaction, so no other firing can
             # have moved one: if one did, the store broke its promise; fire nothing.
@@ -256,13 +308,20 @@ class Engine:
             self.log(line)
         return len(due)
 
-    def _fire(self, tx: Transaction, timer: Timer, now: datetime, batch: _FiringBatch) -> None:
+    def _fire(self, tx: Transaction, timer: Timer, now: datetime, batch: _FiringBatch,
+              held: datetime | None) -> None:
+        """Fire one timer; ``held`` says what a pause holds (see :meth:`_holds`)."""
         job = self.config.jobs.get(timer.job)
         schedule = self._schedules.get(timer.job)
         if job is None or schedule is None:
             tx.delete_timer(timer.job)
             return
-        firing = self._decide(job, schedule, timer, now)
+        if held is None or timer.due_at < held:
+            firing = decide_held_firing(schedule, Slot(timer.slot, timer.slot_name),
+                                        timer.last_name, now, held, _catch_up(job),
+                                        self._due_of(job, schedule))
+        else:
+            firing = self._decide(job, schedule, timer, now)
         if firing.next_slot is None or firing.next_due is None:
             tx.delete_timer(timer.job)
         else:
@@ -276,8 +335,7 @@ class Engine:
                                            "missed", missed.reason, now), None))
         if firing.missed_count is not None:
             count = firing.missed_count
-            batch.slots.append((SlotRecord(job.name, count.first, "", "missed",
-                                           "missed during a long outage (counted, not listed)",
+            batch.slots.append((SlotRecord(job.name, count.first, "", "missed", count.reason,
                                            now, count=count.count, until_slot=count.last), None))
 
     def _decide(self, job: Job, schedule: Schedule, timer: Timer, now: datetime) -> Firing:
@@ -367,12 +425,14 @@ class Engine:
         running, backoff = tx.active_count(job.name)
         newest = tx.newest_waiting_event(job.name)
         waiting = () if newest is None else (_trigger(newest),)
-        return JobState(running=running, waiting=waiting, in_backoff=backoff > 0)
+        return JobState(running=running, waiting=waiting, in_backoff=backoff > 0,
+                        paused=job.name in self._paused)
 
     def _job_state(self, tx: Transaction, job: Job) -> JobState:
         running, backoff = tx.active_count(job.name)
         waiting = tuple(_trigger(event) for event in tx.waiting_events(job.name))
-        return JobState(running=running, waiting=waiting, in_backoff=backoff > 0)
+        return JobState(running=running, waiting=waiting, in_backoff=backoff > 0,
+                        paused=job.name in self._paused)
 
     def _skip(self, tx: Transaction, job: Job, event: Event, reason: str, now: datetime,
               outbox: _Outbox) -> None:

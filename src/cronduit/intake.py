@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from cronduit.audit import describe, record
 from cronduit.core.config.model import Job
 from cronduit.core.enums import TriggerKind
 from cronduit.core.github import CodeEvent
 from cronduit.core.inputs import resolve_inputs
-from cronduit.core.overlap import JobState, Trigger, manual_refusal
+from cronduit.core.overlap import REFUSED_PAUSED, JobState, Trigger, manual_refusal
 from cronduit.ports import Delivery, Event, NewEvent, Transaction
 
 PENDING_SCAN = 100_000
@@ -62,7 +63,8 @@ def manual_state(tx: Transaction, name: str) -> JobState:
                 if event.job == name and event.kind == TriggerKind.MANUAL]
     pending = sorted([*waiting, *unrouted], key=lambda event: event.seq)
     return JobState(running=len(tx.active_runs(name)),
-                    waiting=tuple(_trigger(event) for event in pending))
+                    waiting=tuple(_trigger(event) for event in pending),
+                    paused=tx.active_pause(name) is not None)
 
 
 def check_inputs(job: Job, given: object) -> dict[str, str]:
@@ -81,16 +83,23 @@ def check_inputs(job: Job, given: object) -> dict[str, str]:
 
 def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue: bool,
                   operator: str | None, now: datetime) -> Accepted:
-    """A manual run request: refused (409) while the job runs or a manual run is pending,
-    unless ``queue`` asks to wait behind it."""
+    """A manual run request: refused (409) while the job is paused, runs or has a manual run
+    pending, unless ``queue`` asks to wait behind the run or request. Written to the audit
+    log with its inputs."""
     refusal = manual_refusal(manual_state(tx, job.name), queue)
+    if refusal == REFUSED_PAUSED:
+        pause = tx.active_pause(job.name)
+        refusal += f" ({describe(pause)})" if pause is not None else ""
     if refusal is not None:
         raise RequestRefused(409, f"job {job.name}: {refusal}")
     label = "manual" if operator is None else f"manual by {operator}"
     delivery_id = f"manual/{job.name}/{uuid.uuid4().hex}"
-    return _insert(tx, NewEvent(delivery_id, job.name, TriggerKind.MANUAL, label, now,
-                                payload=json.dumps({"inputs": dict(inputs)}),
-                                operator=operator))
+    accepted = _insert(tx, NewEvent(delivery_id, job.name, TriggerKind.MANUAL, label, now,
+                                    payload=json.dumps({"inputs": dict(inputs)}),
+                                    operator=operator))
+    record(tx, "run", operator, now, job.name, inputs=dict(inputs), queue=queue,
+           delivery_id=delivery_id)
+    return accepted
 
 
 def webhook_delivery_id(job: str, key: str | None) -> str:

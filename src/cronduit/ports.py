@@ -171,6 +171,35 @@ class RunEnd:
     chained: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """A pause of a job (``cronduit job pause``): active until ``resumed_at`` is set."""
+
+    job: str
+    reason: str
+    operator: str
+    paused_at: datetime
+    until: datetime | None = None
+    """When the pause expires by itself (the engine resumes it, as operator ``cronduit``)."""
+    resumed_at: datetime | None = None
+    resumed_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One line of the audit log: who did what to which job, and when."""
+
+    action: str
+    """``pause``, ``resume``, ``run`` (a manual run accepted) or ``apply``."""
+    operator: str
+    at: datetime
+    job: str | None = None
+    detail: str = "{}"
+    """JSON: the action's particulars (reason, inputs, changes); never a secret's value."""
+    seq: int = 0
+    """Given by the store on insert; newer entries have higher ones."""
+
+
 class Transaction(Protocol):
     """One atomic unit of work. Everything written inside commits together or not at all."""
 
@@ -326,7 +355,32 @@ class Transaction(Protocol):
 
     def next_due(self, with_timers: bool) -> datetime | None:
         """The soonest of: timers' due times (when ``with_timers``), backoffs' next attempts,
-        and running runs' deadlines; None when nothing is due."""
+        running runs' deadlines and active pauses' expiry; None when nothing is due."""
+        ...
+
+    # pauses and the audit log
+    def insert_pause(self, pause: Pause) -> None:
+        """Add an active pause; raises :class:`Conflict` when the job already has one."""
+        ...
+
+    def active_pause(self, job: str) -> Pause | None: ...
+
+    def pauses(self, resumed_after: datetime | None = None) -> list[Pause]:
+        """Active pauses, and, when ``resumed_after`` is given, pauses resumed after that
+        instant (what a firing of a timer overdue since then must know), by job."""
+        ...
+
+    def end_pause(self, job: str, at: datetime, by: str) -> Pause | None:
+        """Resume the job's active pause at ``at`` by ``by``; the ended pause, or None when
+        the job was not paused (nothing is written)."""
+        ...
+
+    def insert_audit(self, entry: AuditEntry) -> int:
+        """Append an entry (its ``seq`` is ignored); its seq. Entries are never changed."""
+        ...
+
+    def audit(self, limit: int) -> list[AuditEntry]:
+        """The newest ``limit`` entries, newest first."""
         ...
 
     # meta

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -133,4 +134,25 @@ jobs:
     (lost,) = deployment.runs("lost")
     assert lost.reason == "could not start: No such file or directory: /nonexistent/cronduit-test"
     assert daemon.poll() is None  # still serving
+    deployment.kill(daemon)
+
+
+def test_applies_and_pauses_are_in_the_audit_log(deployment: Deployment) -> None:
+    """apply --operator names who applied and what changed; a pause made through the CLI
+    holds in the running daemon (a manual run is refused) and both show in audit --json."""
+    deployment.write(BY_HAND)
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    deployment.write(BY_HAND + "  tick:\n    run: 'true'\n    every: 1h\n")
+    assert 0 == cli(deployment, "apply", "--operator", "ana").returncode
+    assert 0 == cli(deployment, "job", "pause", "hello", "--reason", "broken",
+                    "--operator", "bo").returncode
+    refused = cli(deployment, "job", "run", "hello", "--detach")
+    assert 3 == refused.returncode
+    assert "paused by bo" in refused.stderr
+    audit = cli(deployment, "audit", "--json")
+    entries = [json.loads(line) for line in audit.stdout.splitlines()]
+    assert [("pause", "bo"), ("apply", "ana")] == [(e["action"], e["operator"])
+                                                   for e in entries[:2]]
+    assert "tick: added" in entries[1]["detail"]["changes"]
     deployment.kill(daemon)

@@ -284,6 +284,8 @@ def test_status_json_is_one_document_with_the_verdict(install: Install) -> None:
         "in_progress": [],
         "waiting": 0,
         "divergences": ["the last run failed"],
+        "paused": None,
+        "reminder": None,
     } == document["jobs"][0]
 
 

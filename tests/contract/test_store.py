@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cronduit.ports import Conflict, NewEvent, Run, SlotRecord, Store, Timer
+from cronduit.ports import AuditEntry, Conflict, NewEvent, Pause, Run, SlotRecord, Store, Timer
 from cronduit.store.migrations import LATEST, statements
 from cronduit.store.sqlite import SqliteStore
 
@@ -323,3 +323,48 @@ def test_a_transaction_opened_inside_another_fails_rather_than_waits(store: Stor
           store.transaction()):
         pass
     assert time.monotonic() - began < 5
+
+def test_a_job_has_at_most_one_active_pause(store: Store) -> None:
+    """A second active pause of the same job is refused by the store; after the resume the
+    job can be paused again, and the history keeps both."""
+    with store.transaction() as tx:
+        tx.insert_pause(Pause("report", "disk full", "ana", T0))
+        with pytest.raises(Conflict):
+            tx.insert_pause(Pause("report", "again", "bo", T0))
+    with store.transaction() as tx:
+        assert "disk full" == (tx.active_pause("report") or Pause("", "", "", T0)).reason
+        ended = tx.end_pause("report", T0 + timedelta(hours=1), "bo")
+        assert ended is not None
+        assert (T0 + timedelta(hours=1), "bo") == (ended.resumed_at, ended.resumed_by)
+        assert tx.end_pause("report", T0, "bo") is None
+        assert tx.active_pause("report") is None
+        tx.insert_pause(Pause("report", "again", "bo", T0 + timedelta(hours=2)))
+
+
+def test_pauses_lists_the_active_and_those_resumed_lately(store: Store) -> None:
+    """pauses() is the active ones; with resumed_after, also those resumed after it."""
+    until = T0 + timedelta(hours=3)
+    with store.transaction() as tx:
+        tx.insert_pause(Pause("a", "r", "ana", T0, until=until))
+        tx.insert_pause(Pause("b", "r", "ana", T0))
+        tx.end_pause("b", T0 + timedelta(hours=1), "ana")
+    with store.transaction() as tx:
+        assert [("a", until)] == [(p.job, p.until) for p in tx.pauses()]
+        assert ["a", "b"] == [p.job for p in tx.pauses(resumed_after=T0)]
+        assert ["a"] == [p.job for p in tx.pauses(resumed_after=T0 + timedelta(hours=1))]
+        assert until == tx.next_due(with_timers=False)
+
+
+def test_the_audit_log_reads_newest_first(store: Store) -> None:
+    """Entries come back whole, newest first, as many as asked."""
+    with store.transaction() as tx:
+        first = tx.insert_audit(AuditEntry("pause", "ana", T0, "report", '{"reason": "x"}'))
+        second = tx.insert_audit(AuditEntry("apply", "bo", T0 + timedelta(minutes=1)))
+    with store.transaction() as tx:
+        newest, oldest = tx.audit(10)
+        assert [second] == [entry.seq for entry in tx.audit(1)]
+    assert first < second
+    assert ("apply", "bo", None, "{}") == (newest.action, newest.operator, newest.job,
+                                          newest.detail)
+    assert ("pause", "report", T0, '{"reason": "x"}') == (oldest.action, oldest.job, oldest.at,
+                                                         oldest.detail)

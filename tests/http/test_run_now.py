@@ -78,3 +78,14 @@ async def test_bad_bodies_are_refused_naming_the_field(api: Api) -> None:
     not_json = await api.client.post("/v1/jobs/inputs/run", headers=AUTH, content=b"{oops")
     assert 422 == not_json.status_code
     assert [] == api.history("inputs")
+
+
+async def test_a_run_now_is_written_to_the_audit_log_with_its_inputs(api: Api) -> None:
+    """The operator, the job and the inputs the run got (defaults included)."""
+    answer = await api.client.post("/v1/jobs/inputs/run", headers=AUTH,
+                                   json={"inputs": {"REGION": "us"}, "operator": "ana"})
+    assert 201 == answer.status_code
+    with api.store.transaction() as tx:
+        [entry] = tx.audit(10)
+    assert ("run", "ana", "inputs") == (entry.action, entry.operator, entry.job)
+    assert {"REGION": "us", "TAG": "v1"} == json.loads(entry.detail)["inputs"]

@@ -10,6 +10,7 @@ import click
 
 from cronduit import __version__
 from cronduit.cli import (
+    audit_commands,
     config_commands,
     cron_commands,
     daemon_commands,
@@ -34,6 +35,7 @@ for command in (
     *job_commands.COMMANDS,
     *webhook_commands.COMMANDS,
     *doctor_commands.COMMANDS,
+    *audit_commands.COMMANDS,
 ):
     cli.add_command(command)
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import click
 
+from cronduit.cli.job_commands import default_operator
 from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.clock import SystemClock
-from cronduit.daemon import Daemon, ListenError
+from cronduit.daemon import APPLY_ASKED, Daemon, ListenError
 from cronduit.daemon_state import running_daemon
 from cronduit.paths import StatePaths
 from cronduit.runner import ProcessRunner
@@ -109,8 +110,9 @@ async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
 
 
 @click.command()
+@click.option("--operator", help="Who applies (in the audit log) [default: the OS user].")
 @config_option
-def apply(config_path: Path) -> None:
+def apply(operator: str | None, config_path: Path) -> None:
     """Make the running daemon reload the config and print what changed."""
     config = load_config_file(config_path)
     store = open_store(config, config_path)
@@ -120,6 +122,9 @@ def apply(config_path: Path) -> None:
             fail("no cronduit daemon is running for this state; the config is read when "
                  "it starts", 1)
         asked = datetime.now(UTC)
+        with store.transaction() as tx:
+            tx.set_meta(APPLY_ASKED, json.dumps({"operator": operator or default_operator(),
+                                                 "at": asked.isoformat()}))
         os.kill(info.pid, signal.SIGHUP)
         deadline = time.monotonic() + APPLY_WAIT_SECONDS
         while time.monotonic() < deadline:

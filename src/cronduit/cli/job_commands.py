@@ -1,4 +1,5 @@
-"""``cronduit job history | logs | run | wait``: a job's runs, read from and asked of the store.
+"""``cronduit job history | logs | run | wait | pause | resume``: a job's runs and pauses, read
+from and asked of the store.
 
 Nothing here talks to the daemon except to wake it: a manual run is an event accepted in the
 store (the daemon starts it when it routes the event), and following a run is reading the
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import getpass
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from cronduit import intake
+from cronduit import control, intake
+from cronduit.audit import UNKNOWN_OPERATOR, describe
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
 from cronduit.cli.options import config_option, fail
 from cronduit.cli.render import (
@@ -29,7 +32,7 @@ from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
 from cronduit.daemon_state import running_daemon
-from cronduit.ports import Run, RunEnd, Transaction
+from cronduit.ports import Pause, Run, RunEnd, Transaction
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C, as a shell reports a command killed by SIGINT."""
@@ -40,7 +43,7 @@ WAIT_EVENTS = {"completed": 0, "failed": 1, "timed_out": 1, "cancelled": 1}
 
 @click.group("job")
 def job() -> None:
-    """A job's runs: history, logs, run one now, wait for one to end."""
+    """A job's runs: history, logs, run one now, wait for one to end; pause and resume it."""
 
 
 # -- history ------------------------------------------------------------------------------
@@ -361,6 +364,69 @@ def wait(name: str, timeout_text: str | None, config_path: Path) -> None:
         fail(f"no run of {name} ended within {timeout_text}", code=TIMED_OUT)
     click.echo(describe_end(ended))
     raise SystemExit(WAIT_EVENTS.get(ended.event, 1))
+
+
+# -- pause and resume ---------------------------------------------------------------------
+
+
+def _control(state: State, rt: Runtime, name: str, act: str,
+             work: Callable[[Transaction], Pause]) -> Pause:
+    """Carry out a pause or resume of the configured job ``name`` in one transaction (exit 2
+    for an unknown job or a bad request, 3 when refused), then wake the daemon."""
+    if name not in state.config.jobs:
+        fail(f"no job named {name!r} in {state.config_path}")
+    try:
+        with state.store.transaction() as tx:
+            done = work(tx)
+    except intake.RequestRefused as refused:
+        fail(str(refused), code=3 if refused.status == 409 else 2)
+    daemon = running_daemon(state.store, rt.clock.now())
+    if daemon is not None:
+        rt.nudge(daemon)
+    else:
+        click.echo(f"cronduit: no daemon is running; the {act} is recorded and holds when "
+                   "it starts", err=True)
+    return done
+
+
+@job.command("pause")
+@click.argument("name")
+@click.option("--reason", required=True, help="Why (required; shown by status and audit).")
+@click.option("--until", "until", metavar="TIME",
+              help="Resume by itself then: a duration from now (2h, 1d) or an ISO 8601 "
+                   "instant (UTC when it has no offset).")
+@click.option("--operator", help="Who pauses (recorded) [default: the OS user].")
+@config_option
+def pause(name: str, reason: str, until: str | None, operator: str | None,
+          config_path: Path) -> None:
+    """Pause NAME: its timers fire no runs (their slots are recorded missed, reason paused),
+    its other triggers are recorded as skipped runs, and manual runs are refused.
+
+    Refused (exit 3) when NAME is paused already; nothing is overwritten.
+    """
+    rt = runtime()
+    who = operator or default_operator() or UNKNOWN_OPERATOR
+    with open_state(config_path) as state:
+        paused = _control(state, rt, name, "pause", lambda tx: control.pause(
+            tx, name, reason, who, until, rt.clock.now()))
+    click.echo(f"{name}: {describe(paused)}")
+
+
+@job.command("resume")
+@click.argument("name")
+@click.option("--operator", help="Who resumes (recorded) [default: the OS user].")
+@config_option
+def resume(name: str, operator: str | None, config_path: Path) -> None:
+    """Resume NAME: its next slot runs; the slots missed while paused are not made up.
+
+    Refused (exit 3) when NAME is not paused.
+    """
+    rt = runtime()
+    who = operator or default_operator() or UNKNOWN_OPERATOR
+    with open_state(config_path) as state:
+        ended = _control(state, rt, name, "resume", lambda tx: control.resume(
+            tx, name, who, rt.clock.now()))
+    click.echo(f"{name}: resumed by {ended.resumed_by} (it was {describe(ended)})")
 
 
 COMMANDS: list[click.Command] = [job]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -33,11 +33,13 @@ from cronduit.core.cron import ZoneError, load_zone
 from cronduit.core.enums import Outcome
 from cronduit.core.timespec import CalendarSchedule, Slot, next_jittered, schedule_of
 from cronduit.daemon_state import DaemonInfo, running_daemon
-from cronduit.ports import Run, SlotRecord, Timer, Transaction
+from cronduit.ports import Pause, Run, SlotRecord, Timer, Transaction
 
 SKIPS_IN_A_ROW = 3
 """This many skipped runs in a row is divergence: the job's triggers keep missing it."""
 FAILED = {Outcome.FAILURE: "the last run failed", Outcome.TIMEOUT: "the last run timed out"}
+PAUSE_REMINDER = timedelta(days=7)
+"""A pause older than this gets a reminder in ``status`` (not divergence: it was asked for)."""
 
 
 # -- the next elapse ----------------------------------------------------------------------
@@ -48,7 +50,8 @@ class NextElapse:
     """A job's timer as the schedule shows it."""
 
     timer: str
-    """``armed`` (a timer row exists), ``unarmed`` (a timed job without one) or ``none``."""
+    """``armed`` (a timer row exists), ``unarmed`` (a timed job without one), ``paused`` (a
+    timed job paused: no slot of it runs) or ``none``."""
     due: datetime | None
     """The timer's due time, else the jittered slot it would be armed for now."""
     slot_name: str | None
@@ -56,9 +59,13 @@ class NextElapse:
     """The armed timer is for an older timing than the config's (not applied yet)."""
 
 
-def next_elapse(job: Job, timer: Timer | None, now: datetime) -> NextElapse:
+def next_elapse(job: Job, timer: Timer | None, now: datetime, paused: bool = False
+                ) -> NextElapse:
     """When the job's timer elapses next: its row's due time, else what arming it would give
-    (an interval job not armed yet runs as soon as the daemon arms it, so: now)."""
+    (an interval job not armed yet runs as soon as the daemon arms it, so: now). A paused
+    job's timer elapses for nothing: no next elapse until it is resumed."""
+    if paused and schedule_of(job) is not None:
+        return NextElapse("paused", None, None)
     if timer is not None:
         return NextElapse("armed", timer.due_at, timer.slot_name,
                           stale=timer.timing_key != (job.timing_key or ""))
@@ -91,13 +98,18 @@ class JobStatus:
     active: tuple[Run, ...]
     waiting: int
     divergences: tuple[str, ...]
+    pause: Pause | None = None
+    reminder: str | None = None
+    """Said of a pause older than :data:`PAUSE_REMINDER`."""
 
 
 def judge(job: Job, elapse: NextElapse, newest: Sequence[Run], active: Sequence[Run],
-          waiting: int, timers_expected: bool) -> JobStatus:
+          waiting: int, timers_expected: bool, pause: Pause | None = None,
+          now: datetime | None = None) -> JobStatus:
     """The job's status from its newest runs (newest first, at least down to the last one
-    that was not skipped) and its timer. ``timers_expected`` is False while the daemon runs
-    in dry run, which arms no timers."""
+    that was not skipped), its timer and its pause. ``timers_expected`` is False while the
+    daemon runs in dry run, which arms no timers. A paused job's skips and stopped timer are
+    what the pause asked for, not divergence; a pause older than a week earns a reminder."""
     last = next((run for run in newest if run.state == "ended"
                  and run.outcome != Outcome.SKIPPED), None)
     newer = newest if last is None else newest[: newest.index(last)]
@@ -106,13 +118,18 @@ def judge(job: Job, elapse: NextElapse, newest: Sequence[Run], active: Sequence[
     if last is not None and last.outcome in FAILED:
         divergences.append(FAILED[Outcome(last.outcome)])
     recent = newest[:SKIPS_IN_A_ROW]
-    if len(recent) == SKIPS_IN_A_ROW and all(r.outcome == Outcome.SKIPPED for r in recent):
+    if (pause is None and len(recent) == SKIPS_IN_A_ROW
+            and all(r.outcome == Outcome.SKIPPED for r in recent)):
         divergences.append(f"the newest {SKIPS_IN_A_ROW} runs were all skipped")
-    if elapse.timer == "unarmed" and timers_expected:
+    if elapse.timer == "unarmed" and timers_expected and pause is None:
         divergences.append("no timer is armed for its timing (apply the config or start "
                            "the daemon)")
+    reminder = None
+    if pause is not None and now is not None and now - pause.paused_at >= PAUSE_REMINDER:
+        reminder = (f"paused for {(now - pause.paused_at).days} days: resume it "
+                    f"(cronduit job resume {job.name}) or remove it from the config")
     return JobStatus(job, elapse, last, skipped_since, tuple(active), waiting,
-                     tuple(divergences))
+                     tuple(divergences), pause, reminder)
 
 
 def _newest_runs(tx: Transaction, job: str) -> list[Run]:
@@ -132,10 +149,12 @@ def collect_status(state: State, now: datetime, daemon: DaemonInfo | None) -> li
     timers_expected = daemon is None or not daemon.dry_run
     statuses = []
     with state.store.transaction() as tx:
+        pauses = {pause.job: pause for pause in tx.pauses()}
         for name, job in state.config.jobs.items():
-            elapse = next_elapse(job, tx.get_timer(name), now)
+            pause = pauses.get(name)
+            elapse = next_elapse(job, tx.get_timer(name), now, paused=pause is not None)
             statuses.append(judge(job, elapse, _newest_runs(tx, name), tx.active_runs(name),
-                                  len(tx.waiting_events(name)), timers_expected))
+                                  len(tx.waiting_events(name)), timers_expected, pause, now))
     return statuses
 
 
@@ -175,7 +194,10 @@ def status_lines(status: JobStatus) -> list[tuple[str, str | None]]:
     elapse = status.elapse
     lines: list[tuple[str, str | None]] = [
         (f"{status.job.name}  {timing_of(status.job)}", "bold")]
-    if elapse.timer == "none":
+    lines.extend(pause_lines(status))
+    if elapse.timer == "paused":
+        lines.append(("  next: - (timer paused: its slots are recorded as missed)", None))
+    elif elapse.timer == "none":
         lines.append(("  next: - (no timing)", None))
     else:
         timer = ("timer armed for an older timing: apply the config" if elapse.stale
@@ -195,6 +217,20 @@ def status_lines(status: JobStatus) -> list[tuple[str, str | None]]:
     if status.waiting:
         lines.append((f"  {plural(status.waiting, 'trigger')} waiting", None))
     lines.extend((f"  divergence: {why}", "bold red") for why in status.divergences)
+    return lines
+
+
+def pause_lines(status: JobStatus) -> list[tuple[str, str | None]]:
+    """``PAUSED by USER since TIME: REASON`` (and until when), and a reminder if it is old."""
+    pause = status.pause
+    if pause is None:
+        return []
+    until = f" (until {cell(pause.until)})" if pause.until is not None else ""
+    lines: list[tuple[str, str | None]] = [
+        (f"  PAUSED by {pause.operator} since {cell(pause.paused_at)}: {pause.reason}{until}",
+         "bold yellow")]
+    if status.reminder is not None:
+        lines.append((f"  reminder: {status.reminder}", "yellow"))
     return lines
 
 
@@ -219,6 +255,11 @@ def status_json(status: JobStatus) -> dict[str, object]:
         ],
         "waiting": status.waiting,
         "divergences": list(status.divergences),
+        "paused": None if status.pause is None else {
+            "by": status.pause.operator, "since": utc(status.pause.paused_at),
+            "reason": status.pause.reason, "until": utc(status.pause.until),
+        },
+        "reminder": status.reminder,
     }
 
 
@@ -229,7 +270,8 @@ def status(as_json: bool, config_path: Path) -> None:
     """Per job: next elapse, last outcome, the attempt in progress. Exit 1 on divergence.
 
     Divergence: a last run that failed or timed out, the newest three runs all skipped, or a
-    timed job whose timer is not armed.
+    timed job whose timer is not armed. A paused job shows who paused it, when and why; its
+    stopped timer and its skips are not divergence, and a pause older than a week is reminded.
     """
     now = runtime().clock.now()
     with open_state(config_path) as state:
@@ -269,10 +311,11 @@ def schedule() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per job, one a line.")
 @config_option
 def schedule_list(as_json: bool, config_path: Path) -> None:
-    """Every job: its timing, timer state (armed, unarmed, none) and next elapse."""
+    """Every job: its timing, timer state (armed, unarmed, paused, none) and next elapse."""
     now = runtime().clock.now()
     with open_state(config_path) as state, state.store.transaction() as tx:
-        rows = [(job, next_elapse(job, tx.get_timer(name), now))
+        paused = {pause.job for pause in tx.pauses()}
+        rows = [(job, next_elapse(job, tx.get_timer(name), now, paused=name in paused))
                 for name, job in state.config.jobs.items()]
     if as_json:
         for job, elapse in rows:

@@ -17,6 +17,11 @@ The rules (cron and at):
 Interval (``every``) jobs publish their own slot, however late, and re-arm ``every`` after it,
 or ``every`` after ``now`` when that is already past: an outage yields one run, not a burst.
 
+A paused job's timer still fires, and every slot it passes over is recorded as missed with
+the reason ``paused`` (:func:`decide_held_firing`); so is every slot that fell due before a
+resume the daemon had not seen yet. A pause never makes a slot up: after it, the timer points
+at the first slot after the resume.
+
 Lateness is measured from a slot's due time (its instant plus the job's jitter), so jitter
 never makes a slot look late.
 """
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cronduit.core.durations import format_duration
@@ -72,6 +77,12 @@ class Missed:
     reason: str
 
 
+PAUSED = "paused"
+"""The ledger's reason for a slot that fell due while its job was paused."""
+COUNTED_OUTAGE = "missed during a long outage (counted, not listed)"
+COUNTED_PAUSED = "paused (counted, not listed)"
+
+
 @dataclass(frozen=True, slots=True)
 class MissedCount:
     """Missed slots beyond :data:`LISTED_MISSED`, counted in one ledger row."""
@@ -79,6 +90,8 @@ class MissedCount:
     count: int
     first: datetime
     last: datetime
+    reason: str = COUNTED_OUTAGE
+    """:data:`COUNTED_PAUSED` when every counted slot fell due during a pause."""
 
 
 @dataclass(frozen=True)
@@ -121,21 +134,25 @@ class _Outage:
     dropped: int = 0
     first_dropped: datetime | None = None
     last_dropped: datetime | None = None
+    all_paused: bool = True
+    """Every dropped slot was held by a pause (the counted row says so)."""
 
     def add(self, missed: Missed) -> None:
         if self.listed is None:
             self.listed = deque(maxlen=LISTED_MISSED)
         elif len(self.listed) == LISTED_MISSED:
-            oldest = self.listed[0].slot.instant
+            oldest = self.listed[0]
             self.dropped += 1
-            self.first_dropped = self.first_dropped or oldest
-            self.last_dropped = oldest
+            self.first_dropped = self.first_dropped or oldest.slot.instant
+            self.last_dropped = oldest.slot.instant
+            self.all_paused = self.all_paused and oldest.reason == PAUSED
         self.listed.append(missed)
 
     def count(self) -> MissedCount | None:
         if not self.dropped or self.first_dropped is None or self.last_dropped is None:
             return None
-        return MissedCount(self.dropped, self.first_dropped, self.last_dropped)
+        reason = COUNTED_PAUSED if self.all_paused else COUNTED_OUTAGE
+        return MissedCount(self.dropped, self.first_dropped, self.last_dropped, reason)
 
 
 def _too_late_reason(lateness: float, policy: CatchUpPolicy) -> str:
@@ -160,12 +177,17 @@ def decide_firing(
     due_of: DueOf = _instant,
 ) -> Firing:
     """The firing of a calendar timer that was armed for slot ``armed``, at ``now``."""
+    return _calendar_firing(schedule, armed, last_name, now, policy, due_of, _Outage())
+
+
+def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | None,
+                     now: datetime, policy: CatchUpPolicy, due_of: DueOf,
+                     outage: _Outage) -> Firing:
     due: list[Slot] = []
     next_slot: Slot | None = armed
     while next_slot is not None and due_of(next_slot) <= now:
         due.append(next_slot)
         next_slot = schedule.next_after(next_slot.instant)
-    outage = _Outage()
     publish = _choose(due, last_name, now, policy, due_of, outage)
     ran_name = publish[-1].slot.name if publish else last_name
     while next_slot is not None and next_slot.name == ran_name:
@@ -232,6 +254,61 @@ def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: dat
         next_due=following,
         last_name=slot.name,
     )
+
+
+def decide_held_firing(
+    schedule: CalendarSchedule | IntervalSchedule,
+    armed: Slot,
+    last_name: str | None,
+    now: datetime,
+    resumed_at: datetime | None,
+    policy: CatchUpPolicy,
+    due_of: DueOf = _instant,
+) -> Firing:
+    """The firing of a timer whose job is paused (``resumed_at`` None) or was resumed at
+    ``resumed_at`` after its armed slot fell due (the daemon was down or behind).
+
+    Every slot due while paused (at or before ``now``; before ``resumed_at``) is missed with
+    the reason :data:`PAUSED`, nothing is made up, and the timer re-arms for the first slot
+    after. Slots due after the resume and by ``now`` then follow the ordinary rules, as after
+    an outage. An interval job keeps its rhythm: one missed slot per firing, re-armed
+    ``every`` after it (or after the resume, or ``now``, when that is already past).
+    """
+    def held(slot: Slot) -> bool:
+        due = due_of(slot)
+        return due <= now if resumed_at is None else due < resumed_at
+
+    if isinstance(schedule, IntervalSchedule):
+        return _held_interval_firing(schedule, armed, last_name, now, resumed_at, held)
+    outage = _Outage()
+    slot: Slot | None = armed
+    while slot is not None and held(slot):
+        outage.add(Missed(slot, PAUSED))
+        slot = schedule.next_after(slot.instant)
+    if slot is not None and resumed_at is not None and due_of(slot) <= now:
+        return _calendar_firing(schedule, slot, last_name, now, policy, due_of, outage)
+    return Firing(publish=(), missed=tuple(outage.listed or ()), missed_count=outage.count(),
+                  next_slot=slot, next_due=None if slot is None else due_of(slot),
+                  last_name=last_name)
+
+
+def _held_interval_firing(schedule: IntervalSchedule, armed: Slot, last_name: str | None,
+                          now: datetime, resumed_at: datetime | None,
+                          held: Callable[[Slot], bool]) -> Firing:
+    if not held(armed):
+        return decide_interval_firing(schedule, armed.instant, now)
+    base = now if resumed_at is None else resumed_at
+    step = timedelta(seconds=schedule.seconds)
+    following = armed.instant + step
+    if following <= base:
+        following = base + step
+    missed = (Missed(armed, PAUSED),)
+    if resumed_at is not None and following <= now:
+        rest = decide_interval_firing(schedule, following, now)
+        return replace(rest, missed=missed + rest.missed)
+    return Firing(publish=(), missed=missed, missed_count=None,
+                  next_slot=schedule.slot_at(following), next_due=following,
+                  last_name=last_name)
 
 
 # -- arming on start and on config edits (SPEC §3) ------------------------------------------

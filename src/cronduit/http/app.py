@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hmac
 import json
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
@@ -27,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from cronduit import intake
+from cronduit import control, intake
 from cronduit.core.config.model import Job
 from cronduit.core.github import (
     CodeEvent,
@@ -39,12 +40,22 @@ from cronduit.core.github import (
 )
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
+from cronduit.core.timespec import format_utc
 from cronduit.github_ancestry import head_in_branch
 from cronduit.http.bodies import GITHUB_LIMIT, WEBHOOK_LIMIT, read_limited
 from cronduit.http.gateway import Gateway
-from cronduit.http.models import Accepted, DeliveryRecorded, Health, RunRequest, RunStarted
+from cronduit.http.models import (
+    Accepted,
+    DeliveryRecorded,
+    Health,
+    PauseRecord,
+    PauseRequest,
+    ResumeRequest,
+    RunRequest,
+    RunStarted,
+)
 from cronduit.http.openapi import document
-from cronduit.ports import Transaction
+from cronduit.ports import Pause, Transaction
 
 RUN_ID_WAIT = 5.0
 """Seconds run-now waits for the engine to start the run, to answer with its id."""
@@ -61,6 +72,8 @@ def create_app(gateway: Gateway) -> Starlette:
         Route("/hooks/{job}/{token}", routes.webhook, methods=["POST"]),
         Route("/github", routes.github, methods=["POST"]),
         Route("/v1/jobs/{job}/run", routes.run_now, methods=["POST"]),
+        Route("/v1/jobs/{job}/pause", routes.pause, methods=["POST"]),
+        Route("/v1/jobs/{job}/resume", routes.resume, methods=["POST"]),
         Route("/openapi.json", lambda _: Response(openapi, media_type="application/json"),
               methods=["GET"]),
     ], exception_handlers={
@@ -174,6 +187,49 @@ class _Routes:
                                   state="started" if run_id is not None else "waiting"), 201)
 
 
+    async def pause(self, request: Request) -> Response:
+        """Pause a job, as ``cronduit job pause`` does; 409 when it is paused already."""
+        gateway = self.gateway
+        _authorize(gateway, request.headers.get("authorization"))
+        name = _configured(gateway, request.path_params["job"])
+        asked = _body(PauseRequest, await read_limited(request, WEBHOOK_LIMIT), empty=False)
+        now = gateway.clock.now()
+
+        def pause(tx: Transaction) -> Pause:
+            return control.pause(tx, name, asked.reason, asked.operator or "api", asked.until,
+                                 now)
+
+        return _answer(_pause_record(await gateway.acceptor.submit(pause)), 200)
+
+    async def resume(self, request: Request) -> Response:
+        """Resume a job, as ``cronduit job resume`` does; 409 when it is not paused."""
+        gateway = self.gateway
+        _authorize(gateway, request.headers.get("authorization"))
+        name = _configured(gateway, request.path_params["job"])
+        asked = _body(ResumeRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
+        now = gateway.clock.now()
+
+        def resume(tx: Transaction) -> Pause:
+            return control.resume(tx, name, asked.operator or "api", now)
+
+        return _answer(_pause_record(await gateway.acceptor.submit(resume)), 200)
+
+
+def _configured(gateway: Gateway, name: str) -> str:
+    if name not in gateway.config().jobs:
+        raise HTTPException(404, f"no job named {name!r}")
+    return name
+
+
+def _pause_record(pause: Pause) -> PauseRecord:
+    def text(instant: datetime | None) -> str | None:
+        return None if instant is None else format_utc(instant)
+
+    return PauseRecord(job=pause.job, reason=pause.reason, operator=pause.operator,
+                       paused_at=format_utc(pause.paused_at), until=text(pause.until),
+                       resumed_at=text(pause.resumed_at), resumed_by=pause.resumed_by)
+
+
 def _webhook_job(gateway: Gateway, name: str, token: str) -> Job:
     """The job a webhook URL names, or the one 404 every wrong URL gets."""
     job = gateway.config().jobs.get(name)
@@ -247,10 +303,19 @@ def _body_inputs(body: bytes, request: Request) -> object:
 
 
 def _run_request(body: bytes) -> RunRequest:
-    if not body.strip():
-        return RunRequest()
+    return _body(RunRequest, body, empty=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _body(model: type[M], body: bytes, *, empty: bool) -> M:
+    """The request body as ``model``; an empty body is the model's defaults when ``empty``
+    allows it; 422 naming each problem otherwise."""
+    if not body.strip() and empty:
+        return model()
     try:
-        return RunRequest.model_validate_json(body)
+        return model.model_validate_json(body)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in problem['loc']) or 'body'}: {problem['msg']}"

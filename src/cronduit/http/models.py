@@ -51,3 +51,38 @@ class RunStarted(BaseModel):
     """The run started for it; None while it waits behind other work (``?queue=1``)."""
     delivery_id: str
     state: Literal["started", "waiting"]
+
+
+class PauseRequest(BaseModel):
+    """The JSON body of a pause request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(max_length=500)
+    """Why (required, non-blank, no control characters)."""
+    until: str | None = None
+    """Resume by itself then: a duration from now (``2h``) or an ISO 8601 instant."""
+    operator: str | None = Field(default=None, max_length=200)
+    """Who pauses (default ``api``)."""
+
+
+class ResumeRequest(BaseModel):
+    """The optional JSON body of a resume request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    operator: str | None = Field(default=None, max_length=200)
+    """Who resumes (default ``api``)."""
+
+
+class PauseRecord(BaseModel):
+    """A job's pause as recorded (200): after a pause, the new one; after a resume, the one
+    that ended."""
+
+    job: str
+    reason: str
+    operator: str
+    paused_at: str
+    until: str | None
+    resumed_at: str | None
+    resumed_by: str | None

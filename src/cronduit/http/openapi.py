@@ -10,7 +10,16 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from cronduit.http.models import Accepted, DeliveryRecorded, Health, RunRequest, RunStarted
+from cronduit.http.models import (
+    Accepted,
+    DeliveryRecorded,
+    Health,
+    PauseRecord,
+    PauseRequest,
+    ResumeRequest,
+    RunRequest,
+    RunStarted,
+)
 
 _ERROR = {"description": "", "content": {"application/json": {"schema": {
     "type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}}}}
@@ -93,6 +102,32 @@ PATHS: dict[str, dict[str, Any]] = {
             e422="an input breaks its declared rule, or an unknown key",
             e503="the daemon runs in dry run: nothing starts")},
     }},
+    "/v1/jobs/{job}/pause": {"post": {
+        "summary": "Pause a job, as cronduit job pause does",
+        "description": "Its timers run nothing (their slots are recorded missed, reason "
+                       "paused), its other triggers are recorded as skipped runs, manual "
+                       "runs are refused. until: a duration from now (2h) or an ISO 8601 "
+                       "instant; the pause then ends by itself.",
+        "security": [{"bearer": []}],
+        "parameters": [_path("job", "the job's name")],
+        "requestBody": {"required": True,
+                        "content": {"application/json": {"schema": _ref("PauseRequest")}}},
+        "responses": {"200": _ok("paused", "PauseRecord"), **_errors(
+            e401="no valid API token", e404="no such job",
+            e409="the job is paused already (the answer names who, when and why)",
+            e422="a missing or blank reason, control characters, an until that is not "
+                 "in the future, or an unknown key")},
+    }},
+    "/v1/jobs/{job}/resume": {"post": {
+        "summary": "Resume a job, as cronduit job resume does (missed slots are not made up)",
+        "security": [{"bearer": []}],
+        "parameters": [_path("job", "the job's name")],
+        "requestBody": {"required": False,
+                        "content": {"application/json": {"schema": _ref("ResumeRequest")}}},
+        "responses": {"200": _ok("resumed: the pause that ended", "PauseRecord"), **_errors(
+            e401="no valid API token", e404="no such job", e409="the job is not paused",
+            e422="an operator with control characters, or an unknown key")},
+    }},
 }
 
 
@@ -100,12 +135,14 @@ def document() -> dict[str, Any]:
     """The whole OpenAPI 3.1 document."""
     _, schemas = models_json_schema(
         [(model, "serialization") for model in
-         (Accepted, DeliveryRecorded, Health, RunStarted)] + [(RunRequest, "validation")],
+         (Accepted, DeliveryRecorded, Health, RunStarted, PauseRecord)]
+        + [(model, "validation") for model in (RunRequest, PauseRequest, ResumeRequest)],
         ref_template="#/components/schemas/{model}")
     return {
         "openapi": "3.1.0",
         "info": {"title": "cronduit", "version": "1",
-                 "description": "Webhooks, GitHub deliveries and run-now (docs/http.md)."},
+                 "description": "Webhooks, GitHub deliveries, run-now, pause and resume "
+                                "(docs/http.md)."},
         "paths": PATHS,
         "components": {"schemas": schemas.get("$defs", {}),
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},

@@ -128,6 +128,8 @@ SELECT MIN(due) FROM (
     UNION ALL
     SELECT MIN(deadline_at) AS due FROM runs
     WHERE state = 'running' AND cancel_reason IS NULL
+    UNION ALL
+    SELECT MIN(until) AS due FROM pauses WHERE resumed_at IS NULL
 ) AS candidates;
 
 -- name: due_backoffs
@@ -195,3 +197,28 @@ SELECT * FROM notifications WHERE run_id = :run_id ORDER BY seq;
 -- name: failed_notifications
 SELECT * FROM notifications WHERE state = 'failed' ORDER BY updated_at DESC, seq DESC
 LIMIT :limit;
+
+-- name: insert_pause
+INSERT INTO pauses (job, reason, operator, paused_at, until, resumed_at, resumed_by)
+VALUES (:job, :reason, :operator, :paused_at, :until, :resumed_at, :resumed_by);
+
+-- name: active_pause
+SELECT * FROM pauses WHERE job = :job AND resumed_at IS NULL;
+
+-- name: active_pauses
+SELECT * FROM pauses WHERE resumed_at IS NULL ORDER BY job, seq;
+
+-- name: pauses_resumed_after
+SELECT * FROM pauses WHERE resumed_at IS NULL OR resumed_at > :after ORDER BY job, seq;
+
+-- name: end_pause
+UPDATE pauses SET resumed_at = :at, resumed_by = :by
+WHERE job = :job AND resumed_at IS NULL;
+
+-- name: insert_audit
+INSERT INTO audit (at, operator, action, job, detail)
+VALUES (:at, :operator, :action, :job, :detail)
+RETURNING seq;
+
+-- name: audit
+SELECT * FROM audit ORDER BY seq DESC LIMIT :limit;

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Protocol, TypeVar
 
 from cronduit.ports import (
+    AuditEntry,
     Conflict,
     Delivery,
     Event,
     NewEvent,
     Notification,
+    Pause,
     Run,
     RunEnd,
     SlotRecord,
@@ -80,7 +82,7 @@ R = TypeVar("R")
 _TIME_FIELDS = frozenset({
     "slot", "accepted_at", "due_at", "recorded_at", "until_slot", "created_at", "started_at",
     "finished_at", "deadline_at", "next_attempt_at", "ended_at", "received_at", "next_at",
-    "updated_at",
+    "updated_at", "paused_at", "until", "resumed_at", "at",
 })
 _BOOL_FIELDS = frozenset({"late", "exclusive", "files_pruned", "chained"})
 
@@ -378,6 +380,34 @@ class SqlTransaction:
     def next_due(self, with_timers: bool) -> datetime | None:
         row = self._run("next_due", with_timers=with_timers).fetchone()
         return None if row is None else from_text(row[0])
+
+    # pauses and the audit log ------------------------------------------------------------
+
+    def insert_pause(self, pause: Pause) -> None:
+        self._run("insert_pause", **_values(pause))
+
+    def active_pause(self, job: str) -> Pause | None:
+        return self._one(Pause, "active_pause", job=job)
+
+    def pauses(self, resumed_after: datetime | None = None) -> list[Pause]:
+        if resumed_after is None:
+            return self._all(Pause, "active_pauses")
+        return self._all(Pause, "pauses_resumed_after", after=resumed_after)
+
+    def end_pause(self, job: str, at: datetime, by: str) -> Pause | None:
+        active = self.active_pause(job)
+        if active is None:
+            return None
+        self._run("end_pause", job=job, at=at, by=by)
+        return replace(active, resumed_at=at, resumed_by=by)
+
+    def insert_audit(self, entry: AuditEntry) -> int:
+        row = self._run("insert_audit", at=entry.at, operator=entry.operator,
+                        action=entry.action, job=entry.job, detail=entry.detail).fetchone()
+        return int(row[0])
+
+    def audit(self, limit: int) -> list[AuditEntry]:
+        return self._all(AuditEntry, "audit", limit=limit)
 
     # meta --------------------------------------------------------------------------------
 

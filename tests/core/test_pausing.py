@@ -1,0 +1,103 @@
+"""What a pause holds (the slot ledger's ``paused``) and what a pause request must say."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cronduit.core.catchup import PAUSED, CatchUpPolicy, decide_held_firing
+from cronduit.core.pausing import (
+    MAX_REASON,
+    PauseError,
+    check_reason,
+    parse_until,
+)
+from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot, cron_schedule
+
+NOW = datetime(2026, 6, 1, 3, 30, tzinfo=UTC)
+
+
+def hourly_slot(hour: int) -> tuple[CalendarSchedule, Slot]:
+    schedule = cron_schedule("0 * * * *")
+    slot = schedule.next_after(datetime(2026, 6, 1, hour - 1, 59, tzinfo=UTC))
+    assert slot is not None
+    return schedule, slot
+
+
+def test_while_paused_every_due_slot_is_missed_and_the_timer_moves_past_now() -> None:
+    """01:00, 02:00 and 03:00 held; nothing published; re-armed for 04:00."""
+    schedule, armed = hourly_slot(1)
+    firing = decide_held_firing(schedule, armed, None, NOW, None, CatchUpPolicy())
+    assert () == firing.publish
+    assert [(1, PAUSED), (2, PAUSED), (3, PAUSED)] == [
+        (missed.slot.instant.hour, missed.reason) for missed in firing.missed]
+    assert datetime(2026, 6, 1, 4, tzinfo=UTC) == firing.next_due
+
+
+def test_after_an_unseen_resume_held_slots_stay_missed_and_later_ones_catch_up() -> None:
+    """Resumed at 02:30, fired at 03:30: 01:00 and 02:00 paused, 03:00 runs (late)."""
+    schedule, armed = hourly_slot(1)
+    resumed = datetime(2026, 6, 1, 2, 30, tzinfo=UTC)
+    firing = decide_held_firing(schedule, armed, None, NOW, resumed, CatchUpPolicy())
+    assert [1, 2] == [missed.slot.instant.hour for missed in firing.missed]
+    assert [3] == [published.slot.instant.hour for published in firing.publish]
+
+
+def test_a_slot_at_the_resume_instant_is_not_held() -> None:
+    """The pause covers the time before its resume, not the resume itself."""
+    schedule, armed = hourly_slot(3)
+    firing = decide_held_firing(schedule, armed, None, NOW,
+                                datetime(2026, 6, 1, 3, tzinfo=UTC), CatchUpPolicy())
+    assert ([], [3]) == ([m.slot.instant.hour for m in firing.missed],
+                         [p.slot.instant.hour for p in firing.publish])
+
+
+def test_a_paused_interval_job_misses_its_slot_and_keeps_its_rhythm() -> None:
+    """every 1h armed 03:00, fired at 03:30 while paused: missed, next at 04:00."""
+    schedule = IntervalSchedule(3600)
+    armed = schedule.slot_at(datetime(2026, 6, 1, 3, tzinfo=UTC))
+    firing = decide_held_firing(schedule, armed, None, NOW, None, CatchUpPolicy())
+    assert ((), [PAUSED]) == (firing.publish, [missed.reason for missed in firing.missed])
+    assert datetime(2026, 6, 1, 4, tzinfo=UTC) == firing.next_due
+
+
+@given(st.integers(min_value=1, max_value=10_000))
+def test_a_paused_firing_never_publishes_and_never_arms_in_the_past(minutes: int) -> None:
+    """Whatever the pause's length, nothing runs and the next slot is after now."""
+    schedule = cron_schedule("*/7 * * * *")
+    armed = schedule.next_after(NOW - timedelta(minutes=minutes))
+    assert armed is not None
+    firing = decide_held_firing(schedule, armed, None, NOW, None, CatchUpPolicy())
+    assert () == firing.publish
+    assert firing.next_due is not None
+    assert firing.next_due > NOW
+
+
+@pytest.mark.parametrize(("reason", "says"), [
+    ("", "required"), ("   ", "required"), ("a\nb", "control characters"),
+    ("a\x1b[31mb", "control characters"), ("x" * (MAX_REASON + 1), "at most 500"),
+])
+def test_it_rejects_a_reason_that_would_not_print_on_one_line(reason: str, says: str) -> None:
+    with pytest.raises(PauseError, match=says):
+        check_reason(reason)
+
+
+def test_a_reason_is_kept_without_surrounding_spaces() -> None:
+    assert "disk full" == check_reason("  disk full ")
+
+
+def test_until_reads_a_duration_from_now_or_an_instant() -> None:
+    """2h from now; an instant with or without an offset (UTC when without)."""
+    assert NOW + timedelta(hours=2) == parse_until("2h", NOW)
+    assert datetime(2026, 6, 2, 9, tzinfo=UTC) == parse_until("2026-06-02T09:00:00Z", NOW)
+    assert datetime(2026, 6, 2, 9, tzinfo=UTC) == parse_until("2026-06-02T09:00", NOW)
+    assert datetime(2026, 6, 2, 7, tzinfo=UTC) == parse_until("2026-06-02T09:00+02:00", NOW)
+
+
+@pytest.mark.parametrize("text", ["0s", "2026-06-01T03:30:00Z", "2020-01-01", "soon", "2x"])
+def test_until_must_be_a_future_time(text: str) -> None:
+    with pytest.raises(PauseError):
+        parse_until(text, NOW)
