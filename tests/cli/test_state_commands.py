@@ -384,3 +384,15 @@ def test_a_later_attempt_names_when_its_run_started() -> None:
     run = Run(id="r2", job="report", kind="timer", label="cron", state="running",
               created_at=start, started_at=start, attempts=2)
     assert ["running attempt 2 (run r2 started 2026-03-30T11:58:00Z)"] == progress_lines(run)
+
+
+def test_an_armed_timer_that_did_not_fire_is_divergence(install: Install) -> None:
+    """Due more than a minute ago and still armed for that slot: nothing is firing it."""
+    install.arm_all()
+    install.arm("tick", T0 - timedelta(minutes=2), "2026-03-30 11:58:00 UTC")
+    result = install.invoke("status")
+    assert 1 == result.exit_code
+    assert ("  divergence: the timer is overdue: due 2026-03-30T11:58:00Z and not fired (is "
+            "the daemon running?)") in result.stdout.splitlines()
+    install.arm("tick", T0 - timedelta(seconds=30), "2026-03-30 11:59:30 UTC")
+    assert 0 == install.invoke("status").exit_code  # within the minute a firing may take

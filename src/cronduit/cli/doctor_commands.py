@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -21,15 +21,13 @@ import click
 from cronduit.cli.context import State, open_state
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_line
-from cronduit.cli.state_commands import daemon_line, next_elapse
+from cronduit.cli.state_commands import OVERDUE_AFTER, daemon_line, next_elapse
 from cronduit.core.config.model import Config, Job
 from cronduit.core.signing import webhook_token
 from cronduit.daemon_state import running_daemon
 from cronduit.ports import Timer
 from cronduit.secrets import load_secrets
 
-OVERDUE_AFTER = timedelta(minutes=1)
-"""A timer this far past its due time has not fired: the daemon is down or stuck."""
 TOKEN = "<token>"
 FAILED_SHOWN = 10
 """Failed notification deliveries listed, newest first."""

@@ -35,6 +35,8 @@ from cronduit.core.timespec import CalendarSchedule, Slot, next_jittered, schedu
 from cronduit.daemon_state import DaemonInfo, running_daemon
 from cronduit.ports import Pause, Run, SlotRecord, Timer, Transaction
 
+OVERDUE_AFTER = timedelta(minutes=1)
+"""A timer this far past its due time has not fired: the daemon is down or stuck."""
 SKIPS_IN_A_ROW = 3
 """This many skipped runs in a row is divergence: the job's triggers keep missing it."""
 FAILED = {Outcome.FAILURE: "the last run failed", Outcome.TIMEOUT: "the last run timed out"}
@@ -124,6 +126,10 @@ def judge(job: Job, elapse: NextElapse, newest: Sequence[Run], active: Sequence[
     if elapse.timer == "unarmed" and timers_expected and pause is None:
         divergences.append("no timer is armed for its timing (apply the config or start "
                            "the daemon)")
+    if (elapse.timer == "armed" and timers_expected and pause is None and now is not None
+            and elapse.due is not None and now - elapse.due > OVERDUE_AFTER):
+        divergences.append(f"the timer is overdue: due {cell(elapse.due)} and not fired (is "
+                           "the daemon running?)")
     reminder = None
     if pause is not None and now is not None and now - pause.paused_at >= PAUSE_REMINDER:
         reminder = (f"paused for {(now - pause.paused_at).days} days: resume it "
