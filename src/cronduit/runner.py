@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
+from cronduit import workspace
 from cronduit.core.config.model import Job
 from cronduit.core.inputs import InputError, resolve_inputs
 from cronduit.core.lifecycle import AttemptReport
@@ -38,6 +39,7 @@ from cronduit.executor import (
 )
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
+from cronduit.workspace import WorkspaceError
 
 LAUNCH_THREADS = 8
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
@@ -58,6 +60,9 @@ class ProcessRunner:
         self._environ = dict(os.environ if environ is None else environ)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._live: dict[str, tuple[int, Attempt]] = {}
+        self._in_workspace: dict[str, tuple[Path, str, int]] = {}
+        """Runs working in a workspace: its folder, mode and retain_failed, to release at the
+        end."""
         self._stopped: dict[str, str] = {}
         self._ended: list[tuple[str, int, AttemptReport]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -93,13 +98,24 @@ class ProcessRunner:
         """Start the attempt, or report it ended without a process: one job whose ``dir`` is
         missing must not stop the daemon, nor the launches beside it."""
         try:
-            return self._start(run, job, trigger, attempt)
+            started = self._start(run, job, trigger, attempt)
+        except WorkspaceError as error:
+            self._ended.append((run.id, attempt, AttemptReport(None, not_started=str(error))))
+            self._wake_from_any_thread()
+            return None
         except OSError as error:
+            used = self._in_workspace.pop(run.id, None)
+            if used is not None:  # prepared, then the launch failed: give the workspace back
+                self._release(run.id, used, succeeded=False)
             why = error.strerror or type(error).__name__
             where = f": {error.filename}" if error.filename is not None else ""
             self._ended.append((run.id, attempt, AttemptReport(None, not_started=why + where)))
             self._wake_from_any_thread()
             return None
+        used = self._in_workspace.get(run.id)
+        if used is not None and used[1] == "shared":
+            workspace.record_hold(used[0], run.id, started.pid, started.start_time)
+        return started
 
     def _wake_from_any_thread(self) -> None:
         if self._loop is not None:
@@ -111,6 +127,11 @@ class ProcessRunner:
         if attempt == 1:  # two mkdir calls, not the probing of parents=True: creates are dear
             folder.mkdir(parents=True, exist_ok=True)
         output.mkdir(exist_ok=True)
+        env = self._environment(run, job, trigger, attempt, self.paths.trigger_file(run.id),
+                                output)
+        cwd = self._workdir(job)
+        if job.workspace is not None:
+            cwd = self._workspace(run, job, env)
         trigger_file = self.paths.trigger_file(run.id)
         if attempt == 1 or not trigger_file.exists():
             _write_file(trigger_file, _trigger_document(trigger, run))
@@ -119,8 +140,8 @@ class ProcessRunner:
             attempt=attempt,
             argv=tuple(job.command) if job.command is not None else None,
             shell=job.run,
-            cwd=self._workdir(job),
-            env=self._environment(run, job, trigger, attempt, trigger_file, output),
+            cwd=cwd,
+            env=env,
             attempt_file=self.paths.attempt(run.id, attempt),
             log_path=folder / "log",
         )
@@ -177,10 +198,29 @@ class ProcessRunner:
         settled = await wait(attempt)
         self._live.pop(run_id, None)
         report = _report(settled, attempt.attempt_file, self._stopped.pop(run_id, None))
+        used = self._in_workspace.pop(run_id, None)
+        if used is not None:  # git work off the loop: removing a worktree takes a while
+            self._pool.submit(self._release, run_id, used, report.exit_status == 0)
         self._ended.append((run_id, number, report))
         self._wake()
 
     # -- what a job sees --------------------------------------------------------------------
+
+    def _workspace(self, run: Run, job: Job, env: dict[str, str]) -> Path:
+        """Prepare the run's checkout (SPEC §5): its folder, and the note the run is told."""
+        spec = job.workspace
+        assert spec is not None
+        prepared = workspace.prepare(spec, self.paths.root, job.name, run.id, self.config_dir)
+        self._in_workspace[run.id] = (prepared.root, prepared.mode, spec.retain_failed)
+        env["CRONDUIT_WORKSPACE"] = str(prepared.path)
+        env["CRONDUIT_WORKSPACE_NOTE"] = prepared.note
+        _write_file(self.paths.run(run.id) / "workspace", prepared.note + "\n")
+        return prepared.path  # the config refuses `dir` beside `workspace`
+
+    def _release(self, run_id: str, used: tuple[Path, str, int], succeeded: bool) -> None:
+        root, mode, retain_failed = used
+        workspace.release(root, run_id, mode, succeeded=succeeded)
+        workspace.clean_expired(root, retain_failed)
 
     def _workdir(self, job: Job) -> Path:
         if job.dir is None:

@@ -9,6 +9,7 @@ run asked for then starts when it starts.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
 from cronduit.daemon_state import running_daemon
+from cronduit.paths import StatePaths
 from cronduit.ports import Pause, Run, RunEnd, Transaction
 
 INTERRUPTED = 130
@@ -49,9 +51,11 @@ def job() -> None:
 # -- history ------------------------------------------------------------------------------
 
 
-def run_record(tx: Transaction, run: Run) -> dict[str, object]:
-    """The run record of SPEC §5, exactly its keys, and ``notifications`` when the run's
-    outcome was sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
+def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
+               ) -> dict[str, object]:
+    """The run record of SPEC §5, exactly its keys; ``workspace`` when the run worked in one
+    (what it was told about the checkout), and ``notifications`` when the run's outcome was
+    sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
     record: dict[str, object] = {
         "run": run.id,
         "job": run.job,
@@ -68,6 +72,9 @@ def run_record(tx: Transaction, run: Run) -> dict[str, object]:
         "inputs": json.loads(run.inputs or "{}"),
         "operator": run.operator,
     }
+    if paths is not None:
+        with contextlib.suppress(OSError):  # pruned with the run's files, or never written
+            record["workspace"] = (paths.run(run.id) / "workspace").read_text().strip()
     notifications = tx.notifications_of_run(run.id)
     if notifications:
         record["notifications"] = [
@@ -96,7 +103,7 @@ def history(name: str, limit: int, as_json: bool, config_path: Path) -> None:
         known_job(state, name)
         with state.store.transaction() as tx:
             runs = tx.history(name, limit)
-            records = [run_record(tx, run) for run in runs] if as_json else []
+            records = [run_record(tx, run, state.paths) for run in runs] if as_json else []
     if as_json:
         for record in records:
             echo_json(record)
