@@ -28,6 +28,7 @@ from cronduit.cli.render import (
     outcome_summary,
     utc,
 )
+from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
@@ -51,13 +52,15 @@ def job() -> None:
 
 def run_record(tx: Transaction, run: Run) -> dict[str, object]:
     """The run record of SPEC §5, exactly its keys, and ``notifications`` when the run's
-    outcome was sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
+    outcome was sent anywhere (SPEC §7: a failed delivery is recorded on the run), and
+    ``backfill: true`` with the ``slot`` it ran for when a backfill trigger started it."""
+    events = tx.events_of_run(run.id)
     record: dict[str, object] = {
         "run": run.id,
         "job": run.job,
         "trigger": run.kind,
         "label": run.label,
-        "triggers": [event.delivery_id for event in tx.events_of_run(run.id)],
+        "triggers": [event.delivery_id for event in events],
         "started_at": utc(run.started_at),
         "finished_at": utc(run.finished_at),
         "duration_s": duration_s(run),
@@ -68,6 +71,10 @@ def run_record(tx: Transaction, run: Run) -> dict[str, object]:
         "inputs": json.loads(run.inputs or "{}"),
         "operator": run.operator,
     }
+    trigger = next((event for event in events if event.seq == run.trigger_seq), None)
+    if trigger is not None and trigger_policy(json.loads(trigger.payload or "{}")) is not None:
+        record["backfill"] = True
+        record["slot"] = utc(trigger.slot)
     notifications = tx.notifications_of_run(run.id)
     if notifications:
         record["notifications"] = [
