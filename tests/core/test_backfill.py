@@ -110,21 +110,21 @@ def test_an_interval_job_counts_its_slots_from_the_start_of_the_window() -> None
 
 def test_a_window_ending_in_the_future_is_refused() -> None:
     """--to after now: a backfill runs past slots only."""
-    with pytest.raises(BackfillError, match="^--to: .* is in the future"):
+    with pytest.raises(BackfillError, match=r"^--to: .* is in the future"):
         window_slots(cron_schedule("0 * * * *"), NOW - timedelta(hours=2),
                      NOW + timedelta(seconds=1), NOW)
 
 
 def test_a_window_ending_before_it_starts_is_refused() -> None:
     """--from after --to: the window is empty."""
-    with pytest.raises(BackfillError, match="^--from: .* the window is empty"):
+    with pytest.raises(BackfillError, match=r"^--from: .* the window is empty"):
         window_slots(cron_schedule("0 * * * *"), at("2026-06-02T00:00Z"),
                      at("2026-06-01T00:00Z"), NOW)
 
 
 def test_a_window_without_slots_is_refused() -> None:
     """10:01 to 10:59 holds no slot of an hourly job."""
-    with pytest.raises(BackfillError, match="^--from/--to: no slot"):
+    with pytest.raises(BackfillError, match=r"^--from/--to: no slot"):
         window_slots(cron_schedule("0 * * * *"), at("2026-06-01T10:01Z"),
                      at("2026-06-01T10:59Z"), NOW)
 
@@ -134,7 +134,7 @@ def test_more_slots_than_the_limit_are_refused_and_exactly_the_limit_is_not() ->
     schedule = cron_schedule("0 * * * *")
     start, end = at("2026-06-01T10:00Z"), at("2026-06-01T12:00Z")
     assert 3 == len(window_slots(schedule, start, end, NOW, limit=3))
-    with pytest.raises(BackfillError, match="^--max: the window holds more than 2 slots"):
+    with pytest.raises(BackfillError, match=r"^--max: the window holds more than 2 slots"):
         window_slots(schedule, start, end, NOW, limit=2)
 
 

@@ -129,7 +129,7 @@ def test_a_paused_job_refuses_a_backfill_naming_who_paused_it(make_rig: MakeRig)
     rig = make_rig(CONFIG, T0)
     with rig.store.transaction() as tx:
         tx.insert_pause(Pause("j", "disk full", "bo", T0))
-    with pytest.raises(RequestRefused, match="paused by bo since .*: disk full") as refused:
+    with pytest.raises(RequestRefused, match=r"paused by bo since .*: disk full") as refused:
         backfill(rig)
     assert 409 == refused.value.status
     with rig.store.transaction() as tx:
