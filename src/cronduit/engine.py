@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from cronduit import control
+from cronduit.core.backfill import trigger_policy
 from cronduit.core.catchup import (
     CatchUpPolicy,
     Firing,
@@ -35,7 +36,6 @@ from cronduit.core.enums import Outcome, TriggerKind
 from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import (
-    NEEDS_IDLE,
     SKIPPED_PAUSED,
     Batch,
     Decision,
@@ -46,6 +46,7 @@ from cronduit.core.overlap import (
     on_backoff,
     on_pause,
     on_run_end,
+    runs_alone,
 )
 from cronduit.core.timespec import (
     CalendarSchedule,
@@ -467,9 +468,7 @@ class Engine:
     def _start_run(self, tx: Transaction, job: Job, batch: Batch, events: dict[int, Event],
                    now: datetime, outbox: _Outbox) -> None:
         chosen = events[batch.trigger.seq]
-        exclusive = _policy(job).of(TriggerKind(chosen.kind)) in NEEDS_IDLE or (
-            chosen.kind == TriggerKind.MANUAL
-        )
+        exclusive = runs_alone(batch.trigger, _policy(job).of(batch.trigger.kind))
         run = Run(id=_run_id(), job=job.name, kind=chosen.kind, label=chosen.label,
                   state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
                   started_at=now, attempts=1, inputs=_inputs_of(chosen),
@@ -605,7 +604,14 @@ def _policy(job: Job) -> OverlapPolicy:
 
 
 def _trigger(event: Event) -> Trigger:
-    return Trigger(event.delivery_id, TriggerKind(event.kind), event.seq)
+    kind = TriggerKind(event.kind)
+    if kind is TriggerKind.MANUAL and event.payload != "{}":
+        # Only a manual trigger may carry its own policy (a backfill's): other kinds' payloads
+        # (webhook bodies) are never read here.
+        own = trigger_policy(json.loads(event.payload))
+        if own is not None:
+            return Trigger(event.delivery_id, kind, event.seq, own.overlap, own.max_parallel)
+    return Trigger(event.delivery_id, kind, event.seq)
 
 
 def _trigger_event(events: Sequence[Event], run: Run) -> Event:

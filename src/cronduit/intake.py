@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronduit.audit import describe, record
+from cronduit.core import backfill
 from cronduit.core.config.model import Job
 from cronduit.core.enums import TriggerKind
 from cronduit.core.github import CodeEvent
 from cronduit.core.inputs import resolve_inputs
 from cronduit.core.overlap import REFUSED_PAUSED, JobState, Trigger, manual_refusal
+from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import Delivery, Event, NewEvent, Transaction
 
 PENDING_SCAN = 100_000
@@ -99,6 +101,29 @@ def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue
                                     operator=operator))
     record(tx, "run", operator, now, job.name, inputs=dict(inputs), queue=queue,
            delivery_id=delivery_id)
+    return accepted
+
+
+def accept_backfill(tx: Transaction, job: Job, slots: Sequence[Slot],
+                    policy: backfill.BackfillPolicy, *, window: tuple[datetime, datetime],
+                    operator: str | None, now: datetime) -> list[Accepted]:
+    """A backfill: one manual trigger per slot (see :mod:`cronduit.core.backfill`), all in
+    this transaction, each idempotent on its delivery id; refused (409) while the job is
+    paused, naming who paused it. Written to the audit log with the window, the policy and
+    how many slots were new."""
+    pause = tx.active_pause(job.name)
+    if pause is not None:
+        raise RequestRefused(409, f"job {job.name}: {REFUSED_PAUSED} ({describe(pause)})")
+    payload = json.dumps(policy.payload())
+    accepted = [
+        _insert(tx, NewEvent(backfill.delivery_id(job.name, slot), job.name, TriggerKind.MANUAL,
+                             backfill.label(slot), now, slot=slot.instant,
+                             payload=payload, operator=operator))
+        for slot in slots
+    ]
+    record(tx, "backfill", operator, now, job.name, start=format_utc(window[0]),
+           end=format_utc(window[1]), overlap=policy.name, slots=len(slots),
+           new=sum(1 for one in accepted if one.created))
     return accepted
 
 

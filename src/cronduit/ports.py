@@ -190,7 +190,7 @@ class AuditEntry:
     """One line of the audit log: who did what to which job, and when."""
 
     action: str
-    """``pause``, ``resume``, ``run`` (a manual run accepted) or ``apply``."""
+    """``pause``, ``resume``, ``run`` (a manual run accepted), ``backfill`` or ``apply``."""
     operator: str
     at: datetime
     job: str | None = None

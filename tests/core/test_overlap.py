@@ -30,6 +30,7 @@ from cronduit.core.overlap import (
     on_backoff,
     on_pause,
     on_run_end,
+    runs_alone,
     select_trigger,
 )
 
@@ -687,3 +688,47 @@ def test_an_arrival_decides_the_same_from_the_newest_waiting_trigger_alone(
     newest = on_arrival(JobState(running, queue[-1:], in_backoff=backoff), arriving, policy,
                         max_parallel)
     assert whole == newest
+
+
+def serial(seq: int) -> Trigger:
+    """A backfill trigger under its default policy: allow, one run going at most."""
+    return Trigger(f"backfill/{seq}", TriggerKind.MANUAL, seq, Overlap.ALLOW, 1)
+
+
+def test_a_trigger_with_its_own_serial_policy_waits_behind_a_run_rather_than_refusing() -> None:
+    """Its own allow of one run: with a run going it waits, whatever the job's allow says."""
+    arrival = on_arrival(JobState(running=1), serial(2), Overlap.ALLOW, max_parallel=4)
+    assert Decision.WAIT == arrival.decision
+
+
+def test_serial_triggers_start_one_run_each_one_after_another() -> None:
+    """Three waiting backfill triggers on an idle job: one run, for the oldest alone."""
+    state = JobState(waiting=(serial(1), serial(2), serial(3)))
+    batches = on_run_end(state, OverlapPolicy(Overlap.QUEUE), max_parallel=4)
+    assert [(serial(1),)] == [batch.triggers for batch in batches]
+
+
+def test_a_trigger_with_its_own_queue_policy_coalesces_with_the_others() -> None:
+    """Own queue: the waiting backfill triggers go into one run together."""
+    own = [Trigger(f"b/{n}", TriggerKind.MANUAL, n, Overlap.QUEUE) for n in (1, 2, 3)]
+    batches = on_run_end(JobState(waiting=tuple(own)), OverlapPolicy(Overlap.ALLOW))
+    assert [tuple(own)] == [batch.triggers for batch in batches]
+
+
+def test_a_trigger_with_its_own_skip_policy_is_skipped_by_a_run_going() -> None:
+    """Own skip beats the manual rule (a manual trigger otherwise arrives as queue)."""
+    own = Trigger("b/2", TriggerKind.MANUAL, 2, Overlap.SKIP)
+    assert Decision.SKIP == on_arrival(JobState(running=1), own, Overlap.QUEUE).decision
+
+
+def test_only_serial_or_idle_waiting_triggers_run_alone() -> None:
+    """runs_alone: serial and queue exclude other runs; a backfill under allow does not."""
+    assert runs_alone(serial(1), Overlap.ALLOW)
+    assert runs_alone(Trigger("m", TriggerKind.MANUAL, 1), Overlap.ALLOW)
+    assert not runs_alone(Trigger("b", TriggerKind.MANUAL, 1, Overlap.ALLOW), Overlap.QUEUE)
+
+
+def test_a_trigger_limit_goes_only_with_its_own_allow() -> None:
+    """max_parallel on a trigger without its own allow is refused at construction."""
+    with pytest.raises(ValueError, match="max_parallel"):
+        Trigger("b", TriggerKind.MANUAL, 1, Overlap.QUEUE, 1)

@@ -11,6 +11,7 @@ import click
 from cronduit import __version__
 from cronduit.cli import (
     audit_commands,
+    backfill_commands,  # noqa: F401  (registers ``job backfill`` on the job group)
     config_commands,
     cron_commands,
     daemon_commands,

@@ -29,6 +29,7 @@ from cronduit.cli.render import (
     outcome_summary,
     utc,
 )
+from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
@@ -54,14 +55,16 @@ def job() -> None:
 def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
                ) -> dict[str, object]:
     """The run record of SPEC §5, exactly its keys; ``workspace`` when the run worked in one
-    (what it was told about the checkout), and ``notifications`` when the run's outcome was
+    (what it was told about the checkout); ``backfill: true`` with the ``slot`` it ran for
+    when a backfill trigger started it; and ``notifications`` when the run's outcome was
     sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
+    events = tx.events_of_run(run.id)
     record: dict[str, object] = {
         "run": run.id,
         "job": run.job,
         "trigger": run.kind,
         "label": run.label,
-        "triggers": [event.delivery_id for event in tx.events_of_run(run.id)],
+        "triggers": [event.delivery_id for event in events],
         "started_at": utc(run.started_at),
         "finished_at": utc(run.finished_at),
         "duration_s": duration_s(run),
@@ -75,6 +78,10 @@ def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
     if paths is not None:
         with contextlib.suppress(OSError):  # pruned with the run's files, or never written
             record["workspace"] = (paths.run(run.id) / "workspace").read_text().strip()
+    trigger = next((event for event in events if event.seq == run.trigger_seq), None)
+    if trigger is not None and trigger_policy(json.loads(trigger.payload or "{}")) is not None:
+        record["backfill"] = True
+        record["slot"] = utc(trigger.slot)
     notifications = tx.notifications_of_run(run.id)
     if notifications:
         record["notifications"] = [

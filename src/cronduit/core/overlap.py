@@ -21,7 +21,9 @@ from it, and the tables below name them:
 * a trigger whose policy is allow runs beside other runs, one run per trigger, while a
   parallel slot is free.
 
-A manual trigger counts as queue whatever its kind's policy (see :func:`on_arrival`). The
+A manual trigger counts as queue whatever its kind's policy (see :func:`on_arrival`). A
+trigger that carries its own policy (a backfill's: :attr:`Trigger.overlap`) follows it instead
+of its kind's, with its own bound on the runs going (:attr:`Trigger.max_parallel`). The
 oldest waiting trigger always goes first, so a steady stream of parallel runs cannot starve a
 queued one. ``docs/overlap.md`` is the user's
 account of all this, with the choices made where the specification is silent.
@@ -54,11 +56,13 @@ __all__ = [
     "JobState",
     "OverlapPolicy",
     "Trigger",
+    "effective_policy",
     "manual_refusal",
     "on_arrival",
     "on_backoff",
     "on_pause",
     "on_run_end",
+    "runs_alone",
     "select_trigger",
 ]
 
@@ -132,6 +136,18 @@ class Trigger:
     kind: TriggerKind
     seq: int
     """Acceptance order across the job's triggers: higher is newer."""
+    overlap: Overlap | None = None
+    """The trigger's own policy (a backfill's), followed instead of its kind's."""
+    max_parallel: int | None = None
+    """With its own ``allow``: at most this many runs going when it starts (None: the job's).
+    A backfill's default is 1: its slots run one after another, each its own run."""
+
+    def __post_init__(self) -> None:
+        if self.max_parallel is not None and (
+            self.overlap is not Overlap.ALLOW or self.max_parallel < 1
+        ):
+            raise ValueError("a trigger's own max_parallel goes with its own allow, and is "
+                             "1 or more")
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +258,8 @@ def on_arrival(
     """
     _check_parallel(max_parallel)
     _check_newer(trigger, state.waiting)
-    policy = _effective(trigger.kind, policy)
+    policy = effective_policy(trigger, policy)
+    max_parallel = _limit(trigger, max_parallel)
     if state.paused:
         return Arrival(Decision.SKIP, reason=SKIPPED_PAUSED)
     if state.in_backoff and state.running == 1 and policy in JOINS_RETRY:
@@ -285,7 +302,7 @@ def on_run_end(
             batches.append(Batch(tuple(t for t in pending if _needs_idle(t, policy))))
             pending = [t for t in pending if not _needs_idle(t, policy)]
         else:
-            if running >= max_parallel:
+            if running >= _limit(pending[0], max_parallel):
                 break
             batches.append(Batch((pending.pop(0),)))
         running += 1
@@ -301,7 +318,7 @@ def on_backoff(state: JobState, policy: OverlapPolicy) -> tuple[Trigger, ...]:
     """
     if state.running != 1:
         return ()
-    return tuple(t for t in state.waiting if _effective(t.kind, policy.of(t.kind)) in JOINS_RETRY)
+    return tuple(t for t in state.waiting if effective_policy(t, policy.of(t.kind)) in JOINS_RETRY)
 
 
 def on_pause(state: JobState) -> tuple[Trigger, ...]:
@@ -330,13 +347,28 @@ def manual_refusal(state: JobState, queue: bool) -> str | None:
     return None
 
 
-def _effective(kind: TriggerKind, policy: Overlap) -> Overlap:
-    """A manual run only meets or waits behind a run because it was asked to queue."""
-    return Overlap.QUEUE if kind is TriggerKind.MANUAL else policy
+def effective_policy(trigger: Trigger, policy: Overlap) -> Overlap:
+    """The policy ``trigger`` follows, ``policy`` being its kind's: its own when it carries
+    one; else queue for a manual run, which only meets or waits behind a run because it was
+    asked to queue; else its kind's."""
+    if trigger.overlap is not None:
+        return trigger.overlap
+    return Overlap.QUEUE if trigger.kind is TriggerKind.MANUAL else policy
+
+
+def runs_alone(trigger: Trigger, policy: Overlap) -> bool:
+    """Whether the run ``trigger`` starts excludes every other run of the job (the store's
+    one-exclusive-run constraint backs it): under a policy that waits for an idle job, or
+    under its own allow of one run at a time."""
+    return effective_policy(trigger, policy) in NEEDS_IDLE or trigger.max_parallel == 1
+
+
+def _limit(trigger: Trigger, max_parallel: int) -> int:
+    return max_parallel if trigger.max_parallel is None else trigger.max_parallel
 
 
 def _needs_idle(trigger: Trigger, policy: OverlapPolicy) -> bool:
-    return _effective(trigger.kind, policy.of(trigger.kind)) in NEEDS_IDLE
+    return effective_policy(trigger, policy.of(trigger.kind)) in NEEDS_IDLE
 
 
 def _check_parallel(max_parallel: int) -> None:
