@@ -75,6 +75,7 @@ BATCH = 500
 LAUNCH_CHUNK = 64
 """Processes started per tick; the rest wait for the next tick, after timers have fired."""
 NO_RETRY = Retry()
+STARTS_PAUSED = "paused_on_start: the config starts this job paused"
 
 Log = Callable[[str], None]
 
@@ -163,6 +164,7 @@ class Engine:
             for cleared in control.clear_removed(tx, config.jobs.keys(), now):
                 changes.append(f"{cleared.job}: pause cleared (removed from the config)")
             stored = {timer.job: timer for timer in tx.timers()}
+            changes += self._pause_new_jobs(tx, config, stored, now)
             for name in stored:
                 if name not in self._schedules:
                     tx.delete_timer(name)
@@ -175,6 +177,22 @@ class Engine:
                     if change:
                         changes.append(f"{name}: {change}")
                 tx.put_timers(armed)
+        return changes
+
+    def _pause_new_jobs(self, tx: Transaction, config: Config, stored: dict[str, Timer],
+                        now: datetime) -> list[str]:
+        """``paused_on_start``: a job seen for the first time starts paused, by cronduit. Only
+        the first time: once resumed, a restart or an apply does not pause it again."""
+        changes = []
+        for job in config.jobs.values():
+            if not job.paused_on_start or tx.get_meta(f"seen/{job.name}") is not None:
+                continue
+            tx.set_meta(f"seen/{job.name}", format_utc(now))
+            if job.name in stored or tx.history(job.name, 1) or tx.active_pause(job.name):
+                continue  # a job that ran or was armed before is not new
+            control.pause(tx, job.name, STARTS_PAUSED, control.ENGINE, None, now)
+            changes.append(f"{job.name}: paused (paused_on_start); resume it with cronduit job "
+                           f"resume {job.name}")
         return changes
 
     def _arm(self, job: Job, schedule: Schedule, timer: Timer | None, now: datetime,

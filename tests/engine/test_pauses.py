@@ -223,3 +223,30 @@ def test_a_paused_job_keeps_its_timer_armed_for_the_next_slot(make_rig: MakeRig)
     assert timer is not None
     assert utc("2026-06-01T02:00") == timer.due_at
     assert timedelta(0) < timer.due_at - rig.clock.now()
+
+
+def test_paused_on_start_pauses_a_new_job_once_and_never_again(make_rig: MakeRig) -> None:
+    """A job first seen with paused_on_start starts paused, by cronduit; once resumed, a
+    restart does not pause it again, and a job that existed before is never paused by it."""
+    config = """
+jobs:
+  fresh:  {run: x, every: 1h, paused_on_start: true}
+  plain:  {run: x, every: 1h}
+"""
+    rig = make_rig(config, utc("2026-06-01T12:00:00"))
+    with rig.store.transaction() as tx:
+        started = tx.active_pause("fresh")
+        assert tx.active_pause("plain") is None
+    assert started is not None
+    assert ("cronduit", "paused_on_start: the config starts this job paused") == (
+        started.operator, started.reason)
+    rig.tick()
+    assert [] == rig.history("fresh")  # no run while paused
+    resume(rig, "fresh")
+    rig.restart()
+    with rig.store.transaction() as tx:
+        assert tx.active_pause("fresh") is None
+    rig.restart(config.replace("plain:  {run: x, every: 1h}",
+                               "plain:  {run: x, every: 1h, paused_on_start: true}"))
+    with rig.store.transaction() as tx:
+        assert tx.active_pause("plain") is None  # it ran before: not new
