@@ -250,3 +250,26 @@ jobs:
                                "plain:  {run: x, every: 1h, paused_on_start: true}"))
     with rig.store.transaction() as tx:
         assert tx.active_pause("plain") is None  # it ran before: not new
+
+
+def test_a_pause_lets_the_run_going_finish_and_skips_what_arrives_meanwhile(
+        make_rig: MakeRig) -> None:
+    """Pausing is about new work: the run going finishes with its own outcome (it is not
+    cancelled), a trigger arriving while paused is a skipped run, and after the run ends
+    nothing starts until the job is resumed."""
+    rig = make_rig("""
+settings:
+  webhook_secret: HOOK
+jobs:
+  tick: {run: x, every: 1h, webhook: true}
+""", utc("2026-06-01T12:00:00"))
+    rig.tick()
+    (going,) = rig.runner.running()
+    pause(rig)
+    rig.accept("hook/1", "tick", "webhook")
+    rig.tick()
+    rig.runner.finish(going, 0)
+    rig.tick()
+    outcomes = [(run.kind, run.outcome, run.reason) for run in rig.history("tick")]
+    assert [("timer", "success", ""), ("webhook", "skipped", "paused")] == outcomes
+    assert [] == rig.runner.running()
