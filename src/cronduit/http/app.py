@@ -186,7 +186,6 @@ class _Routes:
         return _answer(RunStarted(run_id=run_id, delivery_id=delivery_id,
                                   state="started" if run_id is not None else "waiting"), 201)
 
-
     async def pause(self, request: Request) -> Response:
         """Pause a job, as ``cronduit job pause`` does; 409 when it is paused already."""
         gateway = self.gateway
