@@ -100,22 +100,29 @@ class ProcessRunner:
         try:
             started = self._start(run, job, trigger, attempt)
         except WorkspaceError as error:
-            self._ended.append((run.id, attempt, AttemptReport(None, not_started=str(error))))
-            self._wake_from_any_thread()
+            self._end_unstarted(run, attempt, AttemptReport(None, not_started=str(error)))
+            return None
+        except AttemptConflict:
+            # The attempt's file says it started (or a process holds it) but this launch knows
+            # no process: it is never launched again, and ends as vanished.
+            self._end_unstarted(run, attempt, AttemptReport(None, vanished=True))
             return None
         except OSError as error:
-            used = self._in_workspace.pop(run.id, None)
-            if used is not None:  # prepared, then the launch failed: give the workspace back
-                self._release(run.id, used, succeeded=False)
             why = error.strerror or type(error).__name__
             where = f": {error.filename}" if error.filename is not None else ""
-            self._ended.append((run.id, attempt, AttemptReport(None, not_started=why + where)))
-            self._wake_from_any_thread()
+            self._end_unstarted(run, attempt, AttemptReport(None, not_started=why + where))
             return None
         used = self._in_workspace.get(run.id)
         if used is not None and used[1] == "shared":
             workspace.record_hold(used[0], run.id, started.pid, started.start_time)
         return started
+
+    def _end_unstarted(self, run: Run, attempt: int, report: AttemptReport) -> None:
+        used = self._in_workspace.pop(run.id, None)
+        if used is not None:  # prepared, then the launch failed: give the workspace back
+            self._release(run.id, used, succeeded=False)
+        self._ended.append((run.id, attempt, report))
+        self._wake_from_any_thread()
 
     def _wake_from_any_thread(self) -> None:
         if self._loop is not None:
