@@ -45,7 +45,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -497,13 +497,21 @@ def part_idle(plan: Plan) -> None:
     print()
 
 
+def _counts(text: str) -> tuple[int, ...]:
+    return tuple(int(count) for count in text.split(","))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter windows (~90 s)")
     parser.add_argument("--part", type=int, choices=(1, 2, 3), action="append",
                         help="run only this part (repeatable); default all three")
+    parser.add_argument("--ladder", type=_counts, metavar="N,N,...",
+                        help="job counts part 2 steps through (default: the plan's)")
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
+    if args.ladder:
+        plan = replace(plan, ladder=args.ladder)
     parts = [(part_firings, part_runs, part_idle)[n - 1] for n in sorted(set(args.part or []))]
     began = time.perf_counter()
     load = os.getloadavg()[0]
