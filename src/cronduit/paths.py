@@ -9,6 +9,9 @@ daemon and the CLI find the same store wherever they are started from.
     <state>/runs/<run>/trigger.json             $CRONDUIT_TRIGGER_FILE
     <state>/runs/<run>/attempt-<n>              the attempt's lock, pid and exit status
     <state>/runs/<run>/attempt-<n>.retry_after  $CRONDUIT_RETRY_AFTER_FILE, if the job wrote it
+    <state>/runs/<run>/workspace                what the run was told of its workspace
+    <state>/workspaces/<repository>-<hash>/     checkouts (:mod:`cronduit.workspace`)
+    <state>/daemon.lock                         held by the one daemon serving this state
 
 The attempt file's format is :mod:`cronduit.executor.files`'s; the retry hint's name is
 derived from it there, so only the attempt file is named here.
