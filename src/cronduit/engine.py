@@ -315,8 +315,9 @@ class Engine:
         due = tx.due_timers(now, BATCH)
         holds = self._holds(tx, due) if due else {}
         batch = _FiringBatch()
+        decided: dict[tuple[object, ...], Firing] = {}
         for timer in due:
-            self._fire(tx, timer, now, batch, holds.get(timer.job, _UNHELD))
+            self._fire(tx, timer, now, batch, holds.get(timer.job, _UNHELD), decided)
         if tx.advance_timers(batch.moves) != len(batch.moves):
             # The timers were read in this same write transaction, so no other firing can
             # have moved one: if one did, the store broke its promise; fire nothing.
@@ -328,8 +329,10 @@ class Engine:
         return len(due)
 
     def _fire(self, tx: Transaction, timer: Timer, now: datetime, batch: _FiringBatch,
-              held: datetime | None) -> None:
-        """Fire one timer; ``held`` says what a pause holds (see :meth:`_holds`)."""
+              held: datetime | None, decided: dict[tuple[object, ...], Firing]) -> None:
+        """Fire one timer; ``held`` says what a pause holds (see :meth:`_holds`). Jobs that
+        share a schedule and its state (every 1m, the same cron line) share one decision:
+        ``decided`` keeps it for the rest of the batch."""
         job = self.config.jobs.get(timer.job)
         schedule = self._schedules.get(timer.job)
         if job is None or schedule is None:
@@ -339,8 +342,14 @@ class Engine:
             firing = decide_held_firing(schedule, Slot(timer.slot, timer.slot_name),
                                         timer.last_name, now, held, _catch_up(job),
                                         self._due_of(job, schedule))
-        else:
+        elif job.jitter:  # each job's own offset: its own decision
             firing = self._decide(job, schedule, timer, now)
+        else:
+            key = (schedule, timer.slot, timer.slot_name, timer.last_name, job.catch_up)
+            found = decided.get(key)
+            if found is None:
+                found = decided[key] = self._decide(job, schedule, timer, now)
+            firing = found
         if firing.next_slot is None or firing.next_due is None:
             tx.delete_timer(timer.job)
         else:

@@ -143,3 +143,24 @@ def test_removing_a_job_lets_its_run_finish_and_later_triggers_are_unmatched(
         assert tx.timers() == []
     assert event is not None
     assert "unmatched" == event.state
+
+
+def test_jobs_sharing_a_schedule_still_get_their_own_catch_up_decision(
+        make_rig: MakeRig) -> None:
+    """Jobs with the same cron line share one firing decision per batch, but only when they
+    also share the catch-up policy: after a 3-hour outage the 6-hour window runs the latest
+    slot late, catch-up off misses it, and each job gets its own trigger and ledger rows."""
+    rig = make_rig("""
+jobs:
+  a: {run: x, cron: "0 * * * *"}
+  b: {run: x, cron: "0 * * * *"}
+  c: {run: x, cron: "0 * * * *", catch_up: false}
+""", utc("2026-06-01T11:30:00"))
+    rig.at(utc("2026-06-01T15:10:00"))  # down from before 12:00 until 15:10
+    labels = {job: [run.label for run in rig.history(job)] for job in "abc"}
+    assert {"a": ["cron 2026-06-01 15:00 UTC (late)"], "b": ["cron 2026-06-01 15:00 UTC (late)"],
+            "c": []} == labels
+    with rig.store.transaction() as tx:
+        fates = {job: [(s.name, s.fate) for s in tx.slots(job, None, None)] for job in "abc"}
+    assert fates["a"] == fates["b"]
+    assert ("2026-06-01 15:00 UTC", "missed") == fates["c"][-1]
