@@ -122,3 +122,18 @@ def test_an_unreachable_remote_fails_naming_the_step_not_the_url(tmp_path: Path)
         workspace.prepare(broken, tmp_path / "state", "build", "r1", tmp_path)
     assert "job build: workspace: git clone failed" in str(raised.value)
     assert "tok3n" not in str(raised.value)
+
+
+def test_the_existing_clone_is_where_a_commit_can_be_looked_up(tmp_path: Path,
+                                                              remote: Remote) -> None:
+    """What the GitHub edge asks git about: none before a run made one, then the shared
+    checkout, or the clone fresh worktrees come from."""
+    state = tmp_path / "state"
+    assert workspace.existing_clone(spec(remote), state, tmp_path) is None
+    shared = workspace.prepare(spec(remote), state, "build", "r1", tmp_path)
+    assert shared.path == workspace.existing_clone(spec(remote), state, tmp_path)
+    other = tmp_path / "other-state"
+    workspace.prepare(spec(remote, "fresh"), other, "build", "r2", tmp_path)
+    assert shared.root.name.startswith("remote-")  # named for people, keyed by the source
+    assert workspace.repository_root(other, str(remote.bare)) / "repo" == (
+        workspace.existing_clone(spec(remote, "fresh"), other, tmp_path))

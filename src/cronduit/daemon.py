@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from cronduit import audit
+from cronduit import audit, workspace
 from cronduit.acceptor import Acceptor
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.model import Config
@@ -34,6 +34,7 @@ from cronduit.core.timespec import format_utc
 from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
 from cronduit.engine import Engine
 from cronduit.notifier import NotificationSender
+from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, Runner, Store
 
 T = TypeVar("T")
@@ -145,7 +146,7 @@ class Daemon:
         gateway = Gateway(config=lambda: self.engine.config,
                           secret=self._secret, acceptor=acceptor,
                           clock=self.clock, dispatching=lambda: self.engine.dispatch,
-                          run_of=self.run_of)
+                          run_of=self.run_of, workspace=self._workspace_clone)
         listen = self.engine.config.settings.listen
         try:
             sock = server.bind(*self.engine.config.settings.listen_address)
@@ -160,6 +161,14 @@ class Daemon:
         self._heartbeat(self.clock.now())
         self._log(f"listening on http://{address}")
         return acceptor
+
+    def _workspace_clone(self, name: str) -> Path | None:
+        """The job's workspace clone, where a GitHub check's branch can be confirmed."""
+        job = self.engine.config.jobs.get(name)
+        if job is None or job.workspace is None:
+            return None
+        state = StatePaths.of(self.engine.config, self.config_path).root
+        return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
 
     def _secret(self, name: str) -> str | None:
         return self.secrets.get(name)  # looked up each time: an apply replaces the values

@@ -325,10 +325,6 @@ class Transaction(Protocol):
 
     def due_notifications(self, now: datetime, limit: int) -> list[Notification]: ...
 
-    def next_notification_at(self) -> datetime | None:
-        """When the earliest pending notification is due, if any."""
-        ...
-
     def record_notification_try(self, seq: int, state: str, next_at: datetime, error: str,
                                 now: datetime) -> None:
         """One more try made: ``sent``, ``failed`` (given up) or still ``pending``."""

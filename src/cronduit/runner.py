@@ -134,12 +134,11 @@ class ProcessRunner:
         if attempt == 1:  # two mkdir calls, not the probing of parents=True: creates are dear
             folder.mkdir(parents=True, exist_ok=True)
         output.mkdir(exist_ok=True)
-        env = self._environment(run, job, trigger, attempt, self.paths.trigger_file(run.id),
-                                output)
+        trigger_file = self.paths.trigger_file(run.id)
+        env = self._environment(run, job, trigger, attempt, trigger_file, output)
         cwd = self._workdir(job)
         if job.workspace is not None:
             cwd = self._workspace(run, job, env)
-        trigger_file = self.paths.trigger_file(run.id)
         if attempt == 1 or not trigger_file.exists():
             _write_file(trigger_file, _trigger_document(trigger, run))
         spec = LaunchSpec(

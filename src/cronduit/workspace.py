@@ -85,6 +85,17 @@ def prepare(spec: Workspace, state: Path, job: str, run_id: str, source_dir: Pat
         return _fresh(root, job, run_id, source)
 
 
+def existing_clone(spec: Workspace, state: Path, source_dir: Path) -> Path | None:
+    """A clone of the repository already on disk (the shared checkout, else the clone fresh
+    worktrees are made from), where git can tell whether a commit is in a branch; None
+    until a run has made one."""
+    root = repository_root(state, _source(spec.git, source_dir))
+    for clone in (root / "main", root / "repo"):
+        if (clone / ".git").exists():
+            return clone
+    return None
+
+
 def record_hold(root: Path, run_id: str, pid: int, start_time: int) -> None:
     """Mark the shared checkout held by the run's process (after it launched)."""
     hold = root / "holds" / run_id

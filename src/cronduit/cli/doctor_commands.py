@@ -21,7 +21,7 @@ import click
 from cronduit.cli.context import State, open_state
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_line
-from cronduit.cli.state_commands import OVERDUE_AFTER, daemon_line, next_elapse
+from cronduit.cli.state_commands import daemon_line, next_elapse
 from cronduit.core.config.model import Config, Job
 from cronduit.core.signing import webhook_token
 from cronduit.daemon_state import running_daemon
@@ -94,9 +94,8 @@ def _job(job: Job, timers: dict[str, Timer], now: datetime, base: str,
     elapse = next_elapse(job, timers.get(job.name), now)
     lines: list[Finding] = []
     if elapse.due is not None:
-        overdue = elapse.timer == "armed" and now - elapse.due > OVERDUE_AFTER
         text = f"{job.name}: next slot {cell(elapse.slot_name or elapse.due)}"
-        if overdue:
+        if elapse.overdue(now):
             lines.append(Finding(f"{text}, overdue since {cell(elapse.due)}: is the daemon "
                                  "running?", problem=True))
         else:

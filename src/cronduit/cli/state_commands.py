@@ -60,6 +60,10 @@ class NextElapse:
     stale: bool = False
     """The armed timer is for an older timing than the config's (not applied yet)."""
 
+    def overdue(self, now: datetime) -> bool:
+        """Armed, and more than :data:`OVERDUE_AFTER` past its due time: nothing fires it."""
+        return self.timer == "armed" and self.due is not None and now - self.due > OVERDUE_AFTER
+
 
 def next_elapse(job: Job, timer: Timer | None, now: datetime, paused: bool = False
                 ) -> NextElapse:
@@ -126,8 +130,7 @@ def judge(job: Job, elapse: NextElapse, newest: Sequence[Run], active: Sequence[
     if elapse.timer == "unarmed" and timers_expected and pause is None:
         divergences.append("no timer is armed for its timing (apply the config or start "
                            "the daemon)")
-    if (elapse.timer == "armed" and timers_expected and pause is None and now is not None
-            and elapse.due is not None and now - elapse.due > OVERDUE_AFTER):
+    if timers_expected and pause is None and now is not None and elapse.overdue(now):
         divergences.append(f"the timer is overdue: due {cell(elapse.due)} and not fired (is "
                            "the daemon running?)")
     reminder = None

@@ -231,8 +231,9 @@ def _pause_record(pause: Pause) -> PauseRecord:
 
 def _webhook_job(gateway: Gateway, name: str, token: str) -> Job:
     """The job a webhook URL names, or the one 404 every wrong URL gets."""
-    job = gateway.config().jobs.get(name)
-    secret_name = gateway.config().settings.webhook_secret
+    config = gateway.config()
+    job = config.jobs.get(name)
+    secret_name = config.settings.webhook_secret
     secret = gateway.secret(secret_name) if secret_name else None
     # The token is compared even for a job that cannot take webhooks, so the answer takes
     # the same time whichever part of the URL is wrong.

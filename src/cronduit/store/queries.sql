@@ -183,9 +183,6 @@ VALUES (:run_id, :notifier, :body, :next_at, :created_at, :created_at);
 SELECT * FROM notifications WHERE state = 'pending' AND next_at <= :now
 ORDER BY next_at, seq LIMIT :limit;
 
--- name: next_notification_at
-SELECT MIN(next_at) FROM notifications WHERE state = 'pending';
-
 -- name: record_notification_try
 UPDATE notifications SET state = :state, attempts = attempts + 1, next_at = :next_at,
     error = :error, updated_at = :now

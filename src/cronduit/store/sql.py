@@ -341,10 +341,6 @@ class SqlTransaction:
     def due_notifications(self, now: datetime, limit: int) -> list[Notification]:
         return self._all(Notification, "due_notifications", now=now, limit=limit)
 
-    def next_notification_at(self) -> datetime | None:
-        row = self._run("next_notification_at").fetchone()
-        return None if row is None else from_text(row[0])
-
     def record_notification_try(self, seq: int, state: str, next_at: datetime, error: str,
                                 now: datetime) -> None:
         self._run("record_notification_try", seq=seq, state=state, next_at=next_at,
