@@ -94,11 +94,19 @@ QUICK = Plan(passes=1, tick_row=False, peer_firing_seconds=4, window=8, ramp_win
              one_job_idle_seconds=1.0, idle_peer_stores=("memory",))
 
 
+_SCRATCH = tempfile.TemporaryDirectory(prefix="cronduit-bench-")
+"""Every case's folder lives under this one, deleted when the bench exits."""
+
+
 @contextmanager
 def scratch() -> Iterator[Path]:
-    """A temporary folder on the same disk as the project's state would be."""
-    with tempfile.TemporaryDirectory(prefix="cronduit-bench-") as folder:
-        yield Path(folder)
+    """A new folder on the same disk as the project's state would be, kept to the end.
+
+    Not deleted after its case: deleting tens of thousands of files taxes every file the
+    next case creates on a file system without a journal (the kernel skips recently freed
+    inodes one by one), which would bill one case for the one before it.
+    """
+    yield Path(tempfile.mkdtemp(dir=_SCRATCH.name))
 
 
 def percentile(values: list[float], q: float) -> float:

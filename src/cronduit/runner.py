@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,6 +38,7 @@ from cronduit.executor import (
 )
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
+from cronduit.run_folders import RunFolders
 from cronduit.workspace import WorkspaceError
 
 LAUNCH_THREADS = 8
@@ -54,6 +54,7 @@ class ProcessRunner:
                  secrets: Callable[[], Mapping[str, str]], wake: Callable[[], None],
                  environ: Mapping[str, str] | None = None) -> None:
         self.paths = paths
+        self._folders = RunFolders(paths)
         self.config_dir = config_path.resolve().parent
         self._secrets = secrets
         self._wake = wake
@@ -129,11 +130,12 @@ class ProcessRunner:
             self._loop.call_soon_threadsafe(self._wake)
 
     def _start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt:
-        folder = self.paths.run(run.id)
         output = self.paths.output(run.id)
-        if attempt == 1:  # two mkdir calls, not the probing of parents=True: creates are dear
-            folder.mkdir(parents=True, exist_ok=True)
-        output.mkdir(exist_ok=True)
+        if attempt == 1:
+            folder = self._folders.make(run.id)
+        else:
+            folder = self.paths.run(run.id)
+            output.mkdir(parents=True, exist_ok=True)
         trigger_file = self.paths.trigger_file(run.id)
         env = self._environment(run, job, trigger, attempt, trigger_file, output)
         cwd = self._workdir(job)
@@ -181,7 +183,7 @@ class ProcessRunner:
     def prune(self, run: Run) -> None:
         # Off the loop: a run's files are several unlinks, and at hundreds of runs a second
         # deleting them inline held up the next launches.
-        self._pool.submit(shutil.rmtree, self.paths.run(run.id), ignore_errors=True)
+        self._pool.submit(self._folders.retire, run.id)
 
     # -- watching ---------------------------------------------------------------------------
 

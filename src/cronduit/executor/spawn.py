@@ -17,6 +17,7 @@ the daemon's children and must be reaped; :func:`~cronduit.executor.wait` does s
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
@@ -100,6 +101,10 @@ def _take_lock(record: int, attempt_file: Path) -> None:
 def _spawn(spec: LaunchSpec, attempt_file: Path, record: int) -> subprocess.Popen[bytes]:
     """Start the wrapper: own session, attempt file on stdin, log on stdout and stderr."""
     log = _open_in_folder(spec.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC)
+    # Shared by every process that inherits the log, and so held while any of them may still
+    # write to it: a free lock is what lets a pruned run's log be reused (cronduit.run_folders).
+    with contextlib.suppress(OSError):
+        fcntl.flock(log, fcntl.LOCK_SH | fcntl.LOCK_NB)
     try:
         return subprocess.Popen(
             wrapper_argv(spec.command),
