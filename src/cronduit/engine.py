@@ -101,6 +101,9 @@ class _FiringBatch:
     slots: list[tuple[SlotRecord, str | None]] = field(default_factory=list)
     moves: list[tuple[Timer, int]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    labels: dict[int, tuple[object, str]] = field(default_factory=dict)
+    """Run labels by ``id`` of the published slot (kept with it): jobs sharing a decision
+    share its published slots, and so their labels."""
 
 
 @dataclass
@@ -143,10 +146,21 @@ class Engine:
 
     def _set_config(self, config: Config) -> None:
         self.config = config
+        # Equal schedules become one object, so the jobs sharing one (every 1m, a common cron
+        # line) share its cached label and name formatting, not only their firing decision.
+        interned: dict[Schedule, Schedule] = {}
         self._schedules = {
-            name: schedule
+            name: interned.setdefault(schedule, schedule)
             for name, job in config.jobs.items()
             if (schedule := schedule_of(job)) is not None
+        }
+        # Jobs with the same schedule and catch-up policy decide alike from the same timer
+        # state: a small number names each such group, cheaper to hash per firing than the
+        # schedule and the policy themselves.
+        groups: dict[tuple[object, ...], int] = {}
+        self._decision_group = {
+            name: groups.setdefault((schedule, config.jobs[name].catch_up), len(groups))
+            for name, schedule in self._schedules.items()
         }
         self._followers = {}
         for job in config.jobs.values():
@@ -345,7 +359,8 @@ class Engine:
         elif job.jitter:  # each job's own offset: its own decision
             firing = self._decide(job, schedule, timer, now)
         else:
-            key = (schedule, timer.slot, timer.slot_name, timer.last_name, job.catch_up)
+            key = (self._decision_group[timer.job], timer.slot, timer.slot_name,
+                   timer.last_name)
             found = decided.get(key)
             if found is None:
                 found = decided[key] = self._decide(job, schedule, timer, now)
@@ -357,7 +372,13 @@ class Engine:
                           firing.next_slot.name, firing.next_due, firing.last_name)
             batch.moves.append((moved, timer.version))
         for published in firing.publish:
-            self._publish(job, schedule, published.slot, published.late, now, batch)
+            known = batch.labels.get(id(published))
+            if known is None:  # keeps ``published`` alive: its id names nothing else meanwhile
+                label = schedule.label(published.slot) + (" (late)" if published.late else "")
+                batch.labels[id(published)] = (published, label)
+            else:
+                label = known[1]
+            self._publish(job, published.slot, label, published.late, now, batch)
         for missed in firing.missed:
             batch.slots.append((SlotRecord(job.name, missed.slot.instant, missed.slot.name,
                                            "missed", missed.reason, now), None))
@@ -373,9 +394,8 @@ class Engine:
         return decide_firing(schedule, armed, timer.last_name, now, _catch_up(job),
                              self._due_of(job, schedule))
 
-    def _publish(self, job: Job, schedule: Schedule, slot: Slot, late: bool, now: datetime,
+    def _publish(self, job: Job, slot: Slot, label: str, late: bool, now: datetime,
                  batch: _FiringBatch) -> None:
-        label = schedule.label(slot) + (" (late)" if late else "")
         delivery = slot.delivery_id(job.name)
         batch.events.append(NewEvent(delivery, job.name, TriggerKind.TIMER, label, now,
                                      slot=slot.instant, late=late))

@@ -368,3 +368,14 @@ def test_the_audit_log_reads_newest_first(store: Store) -> None:
                                           newest.detail)
     assert ("pause", "report", T0, '{"reason": "x"}') == (oldest.action, oldest.job, oldest.at,
                                                          oldest.detail)
+
+
+def test_batch_writes_bind_by_position_only_in_the_querys_own_order() -> None:
+    """The firing path binds tuples by position: the order is checked against queries.sql, so
+    an edit that moves a parameter fails loudly instead of writing a value to another column."""
+    from cronduit.store.sql import positional  # noqa: PLC0415 - the SQL backends' helper
+
+    order = ("slot", "slot_name", "due_at", "last_name", "job", "expected_version")
+    assert "WHERE job = ? AND version = ?" in positional("advance_timer", order)
+    with pytest.raises(ValueError, match="advance_timer takes"):
+        positional("advance_timer", order[::-1])

@@ -164,3 +164,21 @@ jobs:
         fates = {job: [(s.name, s.fate) for s in tx.slots(job, None, None)] for job in "abc"}
     assert fates["a"] == fates["b"]
     assert ("2026-06-01 15:00 UTC", "missed") == fates["c"][-1]
+
+
+def test_each_job_in_a_batch_gets_its_own_schedules_label(make_rig: MakeRig) -> None:
+    """A batch mixes shared decisions (equal schedules), jobs with jitter and other cron lines
+    and zones; labels are cached per shared decision, so each job's must still be its own."""
+    jobs = "\n".join(
+        [f"  same{i}: {{run: x, cron: '0 * * * *'}}" for i in range(3)]
+        + [f"  jit{i}: {{run: x, cron: '0 * * * *', jitter: 10m}}" for i in range(3)]
+        + ["  paris: {run: x, cron: '0 * * * *', time_zone: Europe/Paris}",
+           "  tick: {run: x, every: 30m}"])
+    rig = make_rig(f"jobs:\n{jobs}\n", utc("2026-06-01T11:50:00"))
+    rig.at(utc("2026-06-01T12:20:00"))  # all due in one tick, late
+    labels = {name: [run.label for run in rig.history(name)]
+              for name in ("same0", "same2", "jit0", "jit2", "paris", "tick")}
+    hour = "cron 2026-06-01 12:00 UTC (late)"
+    assert {"same0": [hour], "same2": [hour], "jit0": [hour], "jit2": [hour],
+            "paris": ["cron 2026-06-01 14:00 Europe/Paris (late)"],
+            "tick": ["every 30m (late)"]} == {name: found[-1:] for name, found in labels.items()}

@@ -57,6 +57,25 @@ def from_text(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text)  # the "Z" suffix reads as UTC
 
 
+_PARAMETER = re.compile(r"(?<!:):(\w+)")
+
+
+@cache
+def positional(query: str, order: tuple[str, ...]) -> str:
+    """The named query with ``?`` for its parameters, which must appear in ``order``.
+
+    For the batch writes of a firing: binding a tuple by position costs a third less than a
+    mapping by name, at three rows a firing. The order is checked against the query text
+    once, so an edit of ``queries.sql`` that moves a parameter fails loudly, never binds a
+    value to the wrong column.
+    """
+    text = queries()[query]
+    found = tuple(_PARAMETER.findall(text))
+    if found != order:
+        raise ValueError(f"query {query} takes {found}, not {order}")
+    return _PARAMETER.sub("?", text)
+
+
 @cache
 def queries() -> dict[str, str]:
     """The named queries, parsed once."""
@@ -69,7 +88,8 @@ class Cursor(Protocol):
     """The part of a DB-API cursor the store uses."""
 
     def execute(self, sql: str, parameters: Mapping[str, Any] = ...) -> Any: ...
-    def executemany(self, sql: str, parameters: Sequence[Mapping[str, Any]]) -> Any: ...
+    def executemany(self, sql: str,
+                    parameters: Sequence[Mapping[str, Any]] | Sequence[tuple[Any, ...]]) -> Any: ...
     def fetchone(self) -> Any: ...
     def fetchall(self) -> list[Any]: ...
     @property
@@ -153,6 +173,13 @@ def _param(value: Any) -> Any:
     return value
 
 
+_EVENT_ORDER = ("delivery_id", "job", "kind", "label", "slot", "late", "payload", "operator",
+                "accepted_at", "parent")
+_ADVANCE_ORDER = ("slot", "slot_name", "due_at", "last_name", "job", "expected_version")
+_SLOT_ORDER = ("job", "slot", "name", "fate", "reason", "delivery_id", "recorded_at", "count",
+               "until_slot")
+
+
 class SqlTransaction:
     """:class:`cronduit.ports.Transaction` over one DB-API cursor inside a transaction."""
 
@@ -187,6 +214,20 @@ class SqlTransaction:
             raise
         return int(self._cursor.rowcount)
 
+    def _many_in_order(self, query: str, order: tuple[str, ...],
+                       rows: Sequence[tuple[Any, ...]]) -> int:
+        """:meth:`_many` with rows of store values in ``order`` (see :func:`positional`)."""
+        if not rows:
+            return 0
+        sql = self._translate(positional(query, order))
+        try:
+            self._cursor.executemany(sql, rows)
+        except Exception as error:
+            if self._is_conflict(error):
+                raise Conflict(str(error)) from error
+            raise
+        return int(self._cursor.rowcount)
+
     def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
         cursor = self._run(query, **values)
         read = _reader(kind, tuple(column[0] for column in cursor.description))
@@ -205,12 +246,11 @@ class SqlTransaction:
     def insert_events(self, events: Sequence[NewEvent]) -> None:
         # Rows built field by field: the generic record-to-parameters path cost more than the
         # insert itself at thousands of firings a second.
-        self._many("insert_events", [
-            {"delivery_id": e.delivery_id, "job": e.job, "kind": e.kind, "label": e.label,
-             "slot": to_text(e.slot), "late": int(e.late), "payload": e.payload,
-             "operator": e.operator, "accepted_at": to_text(e.accepted_at), "parent": e.parent}
+        self._many_in_order("insert_events", _EVENT_ORDER, [
+            (e.delivery_id, e.job, e.kind, e.label, to_text(e.slot), int(e.late), e.payload,
+             e.operator, to_text(e.accepted_at), e.parent)
             for e in events
-        ], converted=True)
+        ])
 
     def record_delivery(self, delivery: Delivery) -> bool:
         return self._run("record_delivery", **_values(delivery)).rowcount == 1
@@ -264,11 +304,10 @@ class SqlTransaction:
         return self.advance_timers([(timer, expected_version)]) == 1
 
     def advance_timers(self, moves: Sequence[tuple[Timer, int]]) -> int:
-        return self._many("advance_timer", [
-            {"job": t.job, "slot": to_text(t.slot), "slot_name": t.slot_name,
-             "due_at": to_text(t.due_at), "last_name": t.last_name, "expected_version": version}
+        return self._many_in_order("advance_timer", _ADVANCE_ORDER, [
+            (to_text(t.slot), t.slot_name, to_text(t.due_at), t.last_name, t.job, version)
             for t, version in moves
-        ], converted=True)
+        ])
 
     def delete_timer(self, job: str) -> None:
         self._run("delete_timer", job=job)
@@ -277,12 +316,11 @@ class SqlTransaction:
         return self._run("record_slot", **_values(record)).rowcount == 1
 
     def record_slots(self, records: Sequence[tuple[SlotRecord, str | None]]) -> None:
-        self._many("record_slot_of_delivery", [
-            {"job": r.job, "slot": to_text(r.slot), "name": r.name, "fate": r.fate,
-             "reason": r.reason, "recorded_at": to_text(r.recorded_at), "count": r.count,
-             "until_slot": to_text(r.until_slot), "delivery_id": delivery_id}
+        self._many_in_order("record_slot_of_delivery", _SLOT_ORDER, [
+            (r.job, to_text(r.slot), r.name, r.fate, r.reason, delivery_id,
+             to_text(r.recorded_at), r.count, to_text(r.until_slot))
             for r, delivery_id in records
-        ], converted=True)
+        ])
 
     def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:
         return self._all(SlotRecord, "slots", job=job, start=to_text(start) or _LOW,
