@@ -35,9 +35,19 @@ def write_config(folder: Path, jobs: Iterable[str], kept_runs: int = 20) -> Path
 
 
 def cpu_seconds(process: psutil.Process) -> tuple[float, float]:
-    """CPU seconds of the process itself, and of the children it has reaped (with theirs)."""
+    """CPU seconds of the process itself, and of its children: those it has reaped (with
+    theirs) and those still alive with what they have reaped (cronduit's supervisor and the
+    jobs it started), so no work escapes the count by running in a long-lived child."""
     times = process.cpu_times()
-    return times.user + times.system, times.children_user + times.children_system
+    children = times.children_user + times.children_system
+    for child in process.children():
+        try:
+            child_times = child.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        children += (child_times.user + child_times.system + child_times.children_user
+                     + child_times.children_system)
+    return times.user + times.system, children
 
 
 def thread_cpu_seconds(pid: int) -> float:

@@ -288,7 +288,7 @@ def _trigger_document(trigger: Event, run: Run) -> str:
         "run": run.id,
         **payload,
     }
-    return json.dumps(document, indent=2, sort_keys=True)
+    return json.dumps(document, sort_keys=True) + "\n"  # the C encoder: no indent
 
 
 def _report(state: Settled, attempt_file: Path, stopped_for: str | None) -> AttemptReport:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 from tests.acceptance.conftest import Deployment
 
@@ -130,10 +131,11 @@ def test_a_clean_sigterm_leaves_the_run_going_for_the_next_daemon(
     deployment.kill(second)
 
 
-def test_a_run_whose_process_vanished_while_the_daemon_was_down_is_a_failure(
+def test_a_run_killed_while_the_daemon_was_down_is_recorded_as_killed(
     deployment: Deployment,
 ) -> None:
-    """Daemon killed, then the run's whole process group killed: recorded as a failure."""
+    """Daemon killed, then the run's whole process group: the supervisor, which outlives the
+    daemon, recorded the real end, and the next daemon reports it."""
     deployment.write(SLOW.replace("sleep 2", "sleep 30"))
     first = deployment.serve()
     deployment.wait_for(lambda: deployment.lines("starts.txt") == ["started"])
@@ -145,5 +147,46 @@ def test_a_run_whose_process_vanished_while_the_daemon_was_down_is_a_failure(
     second = deployment.serve()
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("slow")] == ["failure"])
     [ended] = deployment.runs("slow")
-    assert "process vanished while cronduit was down" == ended.reason
+    assert "killed by signal 9" == ended.reason
     deployment.kill(second)
+
+
+def test_a_run_whose_process_vanished_while_the_daemon_was_down_is_a_failure(
+    deployment: Deployment,
+) -> None:
+    """Daemon and supervisor killed, then the run's whole process group: nobody was left to
+    record how it ended, so it is a failure that says so, and it never runs again."""
+    deployment.write(SLOW.replace("sleep 2", "sleep 30"))
+    first = deployment.serve()
+    deployment.wait_for(lambda: deployment.lines("starts.txt") == ["started"])
+    deployment.wait_for(lambda: deployment.runs("slow")[0].pid is not None)
+    [run] = deployment.runs("slow")
+    supervisors = _supervisors_of(first.pid)
+    deployment.kill(first)
+    for pid in supervisors:
+        os.kill(pid, signal.SIGKILL)
+    assert run.pid is not None
+    os.killpg(run.pid, signal.SIGKILL)
+    second = deployment.serve()
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("slow")] == ["failure"])
+    [ended] = deployment.runs("slow")
+    assert (1, "process vanished while cronduit was down", ["started"]) == (
+        len(supervisors), ended.reason, deployment.lines("starts.txt"))
+    deployment.kill(second)
+
+
+def _supervisors_of(daemon: int) -> list[int]:
+    """The supervisor processes a daemon started (its children running the supervisor)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_bytes()
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(b")") + 2:].split()[1])
+        if parent == daemon and b"cronduit.executor.supervisor import main" in command:
+            found.append(int(entry.name))
+    return found

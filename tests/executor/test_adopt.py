@@ -29,7 +29,9 @@ from cronduit.executor import (
     read_log,
 )
 from cronduit.executor.files import read_record
+from cronduit.executor.spawn import supervisor_pid
 from tests.executor import (
+    alive,
     eventually,
     finish,
     group_killed_afterwards,
@@ -100,14 +102,31 @@ def test_a_daemon_killed_before_spawning_leaves_an_attempt_that_runs_once(
     assert b"ran\n" == read_log(spec.log_path)
 
 
-def test_a_wrapper_killed_by_sigkill_has_vanished(tmp_path: Path) -> None:
-    """A wrapper that dies without recording a status leaves a vanished attempt."""
+def test_a_job_killed_by_sigkill_is_recorded_with_status_137(tmp_path: Path) -> None:
+    """The supervisor is not in the job's group: it records even a KILL, as a shell would."""
     attempt = launch(spec_for(tmp_path, shell="sleep 30"))
     with group_killed_afterwards(attempt.pid):
-        assert eventually(lambda: _pid_written(attempt.attempt_file))
         os.kill(attempt.pid, signal.SIGKILL)
-        assert Vanished(attempt.pid) == finish(attempt)
-        assert Vanished(attempt.pid) == inspect(attempt.attempt_file, attempt.start_time)
+        assert Exited(137) == finish(attempt)
+        assert Exited(137) == inspect(attempt.attempt_file, attempt.start_time)
+
+
+def test_a_job_whose_supervisor_was_killed_is_watched_and_then_vanishes(tmp_path: Path) -> None:
+    """Killed, the supervisor frees the lock while its job runs on: a restarted daemon still
+    sees the job running (pid and start time), and once it ends the attempt has vanished,
+    since nobody was left to record its status. It is never launched again."""
+    attempt = launch(spec_for(tmp_path, shell="sleep 0.5; exit 3"))
+    with group_killed_afterwards(attempt.pid):
+        supervisor = supervisor_pid()
+        assert supervisor is not None
+        os.kill(supervisor, signal.SIGKILL)
+        assert eventually(lambda: not alive(supervisor))
+        running = inspect(attempt.attempt_file, attempt.start_time)
+        ended = finish(attempt)
+    assert (Running(attempt), Vanished(attempt.pid)) == (running, ended)
+    assert Vanished(attempt.pid) == inspect(attempt.attempt_file, attempt.start_time)
+    with pytest.raises(AttemptConflict):
+        launch(spec_for(tmp_path, shell="echo twice"))
 
 
 def test_an_ended_attempt_reads_the_same_after_a_restart(tmp_path: Path) -> None:

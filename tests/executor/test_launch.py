@@ -30,15 +30,16 @@ def test_the_job_exit_status_is_recorded(tmp_path: Path, status: int) -> None:
     assert Exited(status) == ended
 
 
-def test_an_attempt_leaves_one_file_holding_the_wrappers_pid_and_the_status(
+def test_an_attempt_leaves_one_file_holding_the_mark_the_pid_and_the_status(
     tmp_path: Path,
 ) -> None:
-    """Beside the run's log, the attempt is one file: a line with the pid, one with the status."""
+    """Beside the run's log, the attempt is one file: the started mark, the job's pid and its
+    exit status, a line each."""
     spec = spec_for(tmp_path, shell="exit 3")
     attempt = launch(spec)
     finish(attempt)
     run_folder = tmp_path / "runs" / "r1"
-    assert (["attempt-1", "log"], f"{attempt.pid}\n3\n") == (
+    assert (["attempt-1", "log"], f"-\n{attempt.pid}\n3\n") == (
         sorted(os.listdir(run_folder)),
         spec.attempt_file.read_text(),
     )
@@ -172,3 +173,29 @@ for fd in os.listdir("/proc/self/fd"):
         pass  # the descriptor listdir used to read the folder, closed since
 print(json.dumps(fds))
 """
+
+
+def test_a_script_without_a_shebang_line_runs_under_the_shell(tmp_path: Path) -> None:
+    """As in a shell: an executable text file with no ``#!`` line is run by /bin/sh."""
+    script = tmp_path / "report"
+    script.write_text('echo "ran as a script: $1"\nexit 4\n')
+    script.chmod(0o755)
+    ended, log = run_job(spec_for(tmp_path, argv=("./report", "x")))
+    assert (Exited(4), b"ran as a script: x\n") == (ended, log)
+
+
+def test_a_program_that_is_not_executable_exits_126(tmp_path: Path) -> None:
+    (tmp_path / "report").write_text("echo never\n")
+    ended, log = run_job(spec_for(tmp_path, argv=("./report",)))
+    assert (Exited(126), b"cronduit: ./report: permission denied\n") == (ended, log)
+
+
+def test_a_program_is_looked_up_on_the_jobs_own_path(tmp_path: Path) -> None:
+    """``command: [report]`` finds ``report`` on the PATH the job is given, not the daemon's."""
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "report").write_text("#!/bin/sh\necho found on the job path\n")
+    (bin_folder / "report").chmod(0o755)
+    env = {**ENV, "PATH": f"{bin_folder}:{ENV['PATH']}"}
+    ended, log = run_job(spec_for(tmp_path, argv=("report",), env=env))
+    assert (Exited(0), b"found on the job path\n") == (ended, log)

@@ -10,7 +10,6 @@ from cronduit.executor import (
     Attempt,
     Exited,
     Termination,
-    Vanished,
     launch,
     terminate,
     terminate_async,
@@ -45,14 +44,15 @@ def test_a_job_that_honours_term_ends_without_kill(tmp_path: Path) -> None:
 
 
 def test_a_job_that_ignores_term_is_killed_after_the_grace_period(tmp_path: Path) -> None:
-    """TERM ignored, the group gets KILL once ``grace`` is over, wrapper included."""
+    """TERM ignored, the group gets KILL once ``grace`` is over; the supervisor, outside the
+    group, records the job's end as a shell would (128 + 9)."""
     attempt = _launch_running(tmp_path, "trap '' TERM; sleep 30")
     with group_killed_afterwards(attempt.pid):
         began = time.monotonic()
         termination = terminate(attempt, grace=0.3)
         took = time.monotonic() - began
-        assert Termination(Vanished(attempt.pid), killed=True) == termination
-        assert Vanished(attempt.pid) == finish(attempt)
+        assert Termination(Exited(137), killed=True) == termination
+        assert Exited(137) == finish(attempt)
     assert 0.3 <= took < 3
 
 
@@ -105,7 +105,7 @@ def test_terminate_async_sends_the_same_signals_without_blocking(tmp_path: Path)
     with group_killed_afterwards(attempt.pid):
         termination, ticks = asyncio.run(stop_while_ticking())
         finish(attempt)
-    assert (Termination(Vanished(attempt.pid), killed=True), True) == (termination, ticks > 10)
+    assert (Termination(Exited(137), killed=True), True) == (termination, ticks > 10)
 
 
 def test_terminating_an_attempt_that_already_ended_reports_how_it_ended(

@@ -55,6 +55,14 @@ def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState |
     """One look; None while a wrapper holds the lock but has not written its pid line yet."""
     settled = _settled_if_free(attempt_file)
     if settled is not None:
+        if isinstance(settled, Vanished) and settled.pid is not None \
+                and expected_start_time is not None:
+            # The supervisor is gone but its job may not be: watch it, though its exit status
+            # can no longer be recorded.
+            found = identity(settled.pid)
+            if found is not None and not found.exited and found.session == settled.pid \
+                    and found.start_time == expected_start_time:
+                return Running(Attempt(settled.pid, found.start_time, attempt_file))
         return settled
     pid = read_record(attempt_file).pid
     if pid is None:
@@ -75,6 +83,12 @@ def _wrapper_start_time(pid: int, expected_start_time: int | None) -> int | None
     if expected_start_time not in (None, found.start_time):
         return None
     return found.start_time
+
+
+def record_complete(attempt_file: Path) -> bool:
+    """Whether nobody holds the attempt's lock any more, so its record will not change."""
+    with _probe(attempt_file.absolute()) as free:
+        return free
 
 
 def _settled_if_free(attempt_file: Path) -> AttemptState | None:

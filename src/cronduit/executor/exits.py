@@ -16,18 +16,26 @@ import asyncio
 import os
 import select
 import signal
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from pathlib import Path
 
+from cronduit.executor.adopt import record_complete
 from cronduit.executor.files import settled_state
 from cronduit.executor.procfs import identity
-from cronduit.executor.spawn import reap
 from cronduit.executor.states import Attempt, AttemptState, Running, Settled, Termination
 
 GRACE = 10.0
 """Seconds between TERM and KILL unless the caller says otherwise."""
 KILL_WAIT = 5.0
 """How long to wait, after KILL, for the kernel to take a process group down, in seconds."""
+RECORD_PATIENCE = 30.0
+"""How long the supervisor may take, after a job exits, to record its status, in seconds:
+it reaps and writes within a millisecond, unless the machine is starved; past this the
+status counts as lost (the attempt vanished)."""
+_FIRST_LOOK = 0.0005
+_LAST_LOOK = 0.05
 
 
 class ExitWatch:
@@ -76,11 +84,24 @@ def watching(attempt: Attempt) -> Iterator[ExitWatch]:
 
 
 async def wait(attempt: Attempt) -> Settled:
-    """Wait for the attempt's wrapper to exit, reap it if it is ours, and say how it ended."""
+    """Wait for the attempt's job to exit and its record to be complete; say how it ended."""
     with watching(attempt) as watch:
         await watch.exited_async()
-    reap(attempt)
+    delay, waited = _FIRST_LOOK, 0.0
+    while not record_complete(attempt.attempt_file) and waited < RECORD_PATIENCE:
+        await asyncio.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, _LAST_LOOK)
     return settled_state(attempt.attempt_file)
+
+
+def _recorded(attempt_file: Path) -> None:
+    """:func:`wait`'s wait for the record, blocking."""
+    delay, waited = _FIRST_LOOK, 0.0
+    while not record_complete(attempt_file) and waited < RECORD_PATIENCE:
+        time.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, _LAST_LOOK)
 
 
 def terminate(
@@ -119,6 +140,7 @@ def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
     if not watch.exited():
         return Running(attempt)
     _sweep(attempt)
+    _recorded(attempt.attempt_file)
     return settled_state(attempt.attempt_file)
 
 

@@ -1,28 +1,30 @@
 """The attempt file: one file per attempt that makes its story readable after any crash.
 
-    <run>/attempt-<n>               the record below, locked by the wrapper while it lives
+    <run>/attempt-<n>               the record below, locked while it may still change
     <run>/attempt-<n>.retry_after   $CRONDUIT_RETRY_AFTER_FILE: the job's own hint, if any
 
 The launcher creates the attempt file empty (never truncating or replacing it), locks it
-(``flock``) and hands it to the wrapper as its standard input, so the wrapper holds the lock
-for exactly as long as it lives. Through that descriptor, opened in append mode, the wrapper
-adds one line per fact:
+(``flock``) and hands the descriptor to the supervisor (:mod:`.supervisor`), which keeps it,
+and so the lock, until the record is complete. Through that descriptor, opened in append
+mode, the supervisor adds one line per fact:
 
-    <pid>       the wrapper's pid, written before the job begins
+    -           the attempt started (written before the job is started)
+    <pid>       the job's pid, which is also its process group
     <status>    the job's exit status, written after it ends
 
-Empty, the attempt never started; one line, it started (running while the lock is held,
-vanished once it is free); two lines, it exited with that status. One file, not a folder of
-them: every create costs (0.45 ms on a slow disk), and at hundreds of runs a second the
-creates were most of a launch.
+Empty, the attempt never started; a pid and no status, it started (running while the lock
+is held; once the lock is free, running unsupervised while that process lives, else
+vanished); a status, it exited with it. One file, not a folder of them: every create costs
+(0.45 ms on a slow disk), and at hundreds of runs a second the creates were most of a launch.
 
 A line counts only once it is complete (ends in a newline): one cut short by a crash is as
-good as unwritten. Any byte at all, though, means the wrapper got as far as saying it
-started, so the attempt is never launched again.
+good as unwritten. Any byte at all, though, means the attempt got as far as being started,
+so it is never launched again.
 
 This file, not the daemon's memory, is the record: a daemon that launched the attempt and
 one that adopted it after a restart read the same answer from it. That holds across an
-upgrade too: an attempt launched by an older cronduit, a folder of files, is still read.
+upgrade too: files an older cronduit's wrapper shell wrote (no ``-`` line, the wrapper's pid
+first) and its older folders of files are still read.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from cronduit.executor.states import Exited, NotStarted, Settled, Vanished
 
 RETRY_AFTER_SUFFIX = ".retry_after"
 RETRY_AFTER_VARIABLE = "CRONDUIT_RETRY_AFTER_FILE"
+STARTED = b"-"
+"""The supervisor's first line: the attempt started, or is about to (see :mod:`.supervisor`)."""
 MAX_RECORD_BYTES = 4096
 """Far more than the two short lines a wrapper writes; reading stops there."""
 
@@ -59,6 +63,8 @@ def retry_after_path(attempt_file: Path) -> Path:
 def parse_record(raw: bytes) -> Record:
     """Read a :class:`Record` from the bytes of an attempt file."""
     *complete, _cut_short = raw.split(b"\n")  # after the last newline: b"" or a torn line
+    if complete and complete[0] == STARTED:  # the supervisor's mark, before the job's pid
+        complete = complete[1:]
     numbers = [_number(line) for line in complete]
     return Record(
         started=bool(raw),

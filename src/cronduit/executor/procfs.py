@@ -10,9 +10,11 @@ class Identity(NamedTuple):
     """The fields of ``/proc/<pid>/stat`` that tell one process from a later one with its pid."""
 
     session: int
-    """Field 6: a wrapper leads its own session, so this equals its pid."""
+    """Field 6: a job leads its own session, so this equals its pid."""
     start_time: int
     """Field 22: clock ticks after boot at which the process started."""
+    exited: bool = False
+    """Field 3 is ``Z`` or ``X``: the process has exited and waits to be reaped."""
 
 
 def parse_stat(stat: bytes) -> Identity:
@@ -22,7 +24,8 @@ def parse_stat(stat: bytes) -> Identity:
     parentheses, so fields are counted from the last ``)``: field 3 is the first after it.
     """
     fields = stat[stat.rindex(b")") + 2 :].split()
-    return Identity(session=int(fields[6 - 3]), start_time=int(fields[22 - 3]))
+    return Identity(session=int(fields[6 - 3]), start_time=int(fields[22 - 3]),
+                    exited=fields[0] in (b"Z", b"X"))
 
 
 STAT_BYTES = 4096

@@ -1,77 +1,208 @@
-"""Launching an attempt: claim its file, hand it to the wrapper locked, record who it is.
+"""Launching an attempt: claim its file, hand it locked to the supervisor, record who it is.
 
 The order is what makes "never twice" hold through any crash of the daemon:
 
 1. open the attempt file (created once, never truncated or replaced) and ``flock`` it;
 2. refuse if it holds anything: the job ran already, whatever state it is in now;
-3. spawn the wrapper with the file as its standard input, so the child holds the lock from
-   birth; the daemon then closes its own copy.
+3. send the descriptor to the supervisor (:mod:`.supervisor`), which marks the attempt
+   started, starts the job and keeps the descriptor, and so the lock, until it has recorded
+   the job's exit; the daemon then closes its own copy.
 
 Killed before 3, the daemon leaves a free lock and an empty file: nothing ran, and the
-attempt may be launched. Killed after, the lock is the wrapper's until it exits.
+attempt may be launched. Killed after, the lock is the supervisor's until the record is
+complete.
 
-Spawning uses :class:`subprocess.Popen` (vfork on Linux, with every other descriptor
-closed), one process per attempt: the wrapper, which forks the job. Launched wrappers are
-the daemon's children and must be reaped; :func:`~cronduit.executor.wait` does so.
+The supervisor is started on the first launch, once per process, and again if it has died;
+a daemon that restarts gets a new one, while the old one finishes recording its jobs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import socket
 import subprocess
+import sys
+import threading
 import time
+from collections import deque
 from pathlib import Path
+from typing import Any
 
+from cronduit.executor import supervisor
 from cronduit.executor.files import RETRY_AFTER_VARIABLE, retry_after_path
-from cronduit.executor.procfs import identity
 from cronduit.executor.states import Attempt, AttemptConflict, LaunchSpec
-from cronduit.executor.wrapper import wrapper_argv
 
 _LOCK_PATIENCE = 0.05
 """How long launch waits out an inspector's momentary probe of the lock, in seconds."""
 
-_children: dict[tuple[int, int], subprocess.Popen[bytes]] = {}
-"""Wrappers this process launched and has not reaped yet, by (pid, start time).
-
-Kept so the Popen objects are neither garbage-collected with a warning nor reaped behind
-:func:`reap`'s back; the key includes the start time so an adopted attempt whose pid was
-recycled into one of our own children never reaps that child.
-"""
-
 
 def launch(spec: LaunchSpec) -> Attempt:
-    """Start the attempt's wrapper and return its identity; refuse an attempt already started.
+    """Start the attempt's job through the supervisor; refuse an attempt already started.
 
-    Raises :class:`AttemptConflict` when the attempt file is locked or holds anything, and
-    the usual :class:`OSError` (a missing ``cwd``, say) when the wrapper cannot be started,
-    in which case nothing ran and the attempt is still not started.
+    Raises :class:`AttemptConflict` when the attempt file is locked or holds anything (or the
+    supervisor stopped after marking it started), and :class:`OSError` (a missing ``cwd``, no
+    such program) when the job cannot be started, in which case nothing ran and the attempt
+    is still not started.
     """
-    attempt_file = spec.attempt_file.absolute()  # the wrapper runs in the job's cwd
+    attempt_file = spec.attempt_file.absolute()
     record = _claim(attempt_file)
     try:
-        wrapper = _spawn(spec, attempt_file, record)
+        log = _open_log(spec.log_path)
+        try:
+            pid, start_time = _SUPERVISOR.start(spec, attempt_file, record, log)
+        finally:
+            os.close(log)
     finally:
         os.close(record)
-    found = identity(wrapper.pid)
-    assert found is not None  # an unreaped child always has a /proc entry
-    _children[wrapper.pid, found.start_time] = wrapper
-    return Attempt(wrapper.pid, found.start_time, attempt_file)
+    return Attempt(pid, start_time, attempt_file)
 
 
-def reap(attempt: Attempt) -> None:
-    """Collect the exit of a wrapper this process launched, once it has exited; else nothing."""
-    wrapper = _children.pop((attempt.pid, attempt.start_time), None)
-    if wrapper is not None:
-        wrapper.poll()
+class _Waiter:
+    """One launch waiting for its answer; answers come back in the order of the requests."""
+
+    def __init__(self) -> None:
+        self.answered = threading.Event()
+        self.answer: dict[str, Any] | None = None
+        """None when the supervisor went away before answering."""
+
+    def settle(self, answer: dict[str, Any] | None) -> None:
+        self.answer = answer
+        self.answered.set()
+
+
+class _Channel:
+    """One supervisor process, the socket to it, and the launches waiting on their answers.
+
+    Requests are pipelined: launch threads send as they come and wait for their own answer,
+    which a reader thread hands out in order, so the supervisor starts the next job while
+    the last answer is on its way.
+    """
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _SUPERVISOR_MAIN, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), start_new_session=True,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        self.socket = ours
+        self.waiting: deque[_Waiter] = deque()
+        self.broken = False
+        self._reader = threading.Thread(target=self._read, name="cronduit-supervisor-answers",
+                                        daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while (answered := _receive_quietly(self.socket)) is not None:
+            self.waiting.popleft().settle(answered[0])
+        self.broken = True
+        while self.waiting:
+            self.waiting.popleft().settle(None)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.socket.shutdown(socket.SHUT_RDWR)  # ends the reader, then the fd can go
+        self._reader.join(timeout=5)
+        self.socket.close()
+        # A supervisor outlives its channel while its jobs run: kept to be reaped later.
+        _retired.append(self.process)
+        _retired[:] = [process for process in _retired if process.poll() is None]
+
+
+_SUPERVISOR_MAIN = "from cronduit.executor.supervisor import main; main()"
+_retired: list[subprocess.Popen[bytes]] = []
+"""Supervisors whose channel was closed, until they exit and are reaped."""
+
+
+class _Link:
+    """The channel to this process's supervisor, started when first needed."""
+
+    def __init__(self) -> None:
+        self._sending = threading.Lock()
+        self._channel: _Channel | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._channel is None else self._channel.process.pid
+
+    def start(self, spec: LaunchSpec, attempt_file: Path, record: int,
+              log: int) -> tuple[int, int]:
+        """Have the supervisor start the job; its pid and start time."""
+        request = {
+            "argv": list(spec.command),
+            "cwd": str(spec.cwd),
+            "env": {**spec.env, RETRY_AFTER_VARIABLE: str(retry_after_path(attempt_file))},
+        }
+        for again in (True, False):
+            waiter = _Waiter()
+            with self._sending:
+                channel = self._connected()
+                channel.waiting.append(waiter)
+                try:
+                    supervisor.send(channel.socket, request, [record, log])
+                except OSError:
+                    channel.broken = True
+                    with contextlib.suppress(OSError):
+                        channel.socket.shutdown(socket.SHUT_RDWR)  # the reader settles us
+            waiter.answered.wait()
+            if waiter.answer is not None:
+                return _started(waiter.answer)
+            self._drop(channel)
+            if os.fstat(record).st_size:
+                raise AttemptConflict(
+                    f"{attempt_file}: the supervisor stopped while starting this attempt")
+            if not again:
+                break
+        raise OSError(errno.EIO, "the supervisor stopped before starting the job")
+
+    def _connected(self) -> _Channel:
+        if self._channel is not None and self._channel.broken:
+            self._channel.close()
+            self._channel = None
+        if self._channel is None:
+            self._channel = _Channel()
+        return self._channel
+
+    def _drop(self, channel: _Channel) -> None:
+        with self._sending:
+            if self._channel is channel:
+                self._channel = None
+        channel.close()
+
+
+def _receive_quietly(channel: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    try:
+        return supervisor.receive(channel)
+    except OSError:
+        return None
+
+
+def _started(answer: dict[str, Any]) -> tuple[int, int]:
+    if "pid" in answer:
+        return int(str(answer["pid"])), int(str(answer["start_time"]))
+    number = answer.get("errno")
+    error = OSError(int(str(number)) if number is not None else 0, str(answer.get("strerror")))
+    if answer.get("filename") is not None:
+        error.filename = answer["filename"]
+    raise error
+
+
+_SUPERVISOR = _Link()
+
+
+def supervisor_pid() -> int | None:
+    """The pid of this process's supervisor, once a launch has started one (for tests)."""
+    return _SUPERVISOR.pid
 
 
 def _claim(attempt_file: Path) -> int:
     """Open and lock the attempt file, refusing an attempt that started before.
 
-    Read-write for the wrapper's lines, in append mode so they follow each other whatever
-    the shared offset, and never truncated: a record a wrapper wrote is never lost.
+    Read-write for the supervisor's lines, in append mode so they follow each other whatever
+    the shared offset, and never truncated: a record once written is never lost.
     """
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
     record = _open_in_folder(attempt_file, flags)
@@ -94,29 +225,21 @@ def _take_lock(record: int, attempt_file: Path) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise AttemptConflict(f"{attempt_file}: a running wrapper holds the lock") from None
+                raise AttemptConflict(f"{attempt_file}: a running attempt holds the lock") from None
             time.sleep(0.001)
 
 
-def _spawn(spec: LaunchSpec, attempt_file: Path, record: int) -> subprocess.Popen[bytes]:
-    """Start the wrapper: own session, attempt file on stdin, log on stdout and stderr."""
-    log = _open_in_folder(spec.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC)
-    # Shared by every process that inherits the log, and so held while any of them may still
-    # write to it: a free lock is what lets a pruned run's log be reused (cronduit.run_folders).
+def _open_log(log_path: Path) -> int:
+    """The run's log for the job's output, in append mode, under a shared lock.
+
+    Every process that inherits the log shares that lock, so it is held while any of them
+    may still write there: a free lock is what lets a pruned run's log be reused
+    (:mod:`cronduit.run_folders`).
+    """
+    log = _open_in_folder(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC)
     with contextlib.suppress(OSError):
         fcntl.flock(log, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    try:
-        return subprocess.Popen(
-            wrapper_argv(spec.command),
-            stdin=record,
-            stdout=log,
-            stderr=log,
-            cwd=spec.cwd,
-            env={**spec.env, RETRY_AFTER_VARIABLE: str(retry_after_path(attempt_file))},
-            start_new_session=True,
-        )
-    finally:
-        os.close(log)
+    return log
 
 
 def _open_in_folder(path: Path, flags: int) -> int:

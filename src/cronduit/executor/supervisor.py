@@ -1,0 +1,278 @@
+"""The supervisor: one small process that starts every attempt's job and records how it ended.
+
+It runs in a session of its own, so a daemon killed with SIGKILL (or its whole process group)
+leaves it running: it goes on recording the exits of the jobs it started, and quits once the
+daemon's side of its channel is closed and its last job has ended. A restarted daemon starts
+a new supervisor and adopts the old one's jobs from their attempt files (:mod:`.adopt`).
+
+Why one process for all attempts rather than a wrapper shell per attempt (what cronduit did
+first): starting a program costs about 0.75 ms of CPU here, mostly ``exec`` and the dynamic
+loader, and a wrapper made that two programs per run; the supervisor starts the job itself,
+from a few threads at once. It is plain Python with no dependencies, so it is written
+here, not taken from a library: what it must do (hold each attempt's lock for as long as the
+job may be recorded, write the record in this order) is cronduit's own contract.
+
+For each attempt the daemon sends, over a Unix socket, the job's argument list, folder and
+environment, with two descriptors: the attempt file, opened and locked (:mod:`.spawn`), and
+the run's log. The supervisor then
+
+1. appends ``-`` to the attempt file: from this byte on the attempt counts as started and is
+   never launched again, whatever happens next;
+2. starts the job in its own session (its pid is its process group), standard input from
+   ``/dev/null``, output and errors to the log, and appends the job's pid;
+3. keeps the attempt file open, and so its lock held, until the job has exited and its exit
+   status (128 + N after signal N, as a shell reports it) is appended.
+
+A job that cannot be started (no such program, a missing folder) never ran: its attempt file
+is emptied again, the reason goes to the log and back to the daemon, which records the
+attempt as not started.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import errno
+import json
+import os
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from cronduit.executor.procfs import identity
+
+STARTED_MARK = b"-\n"
+"""The attempt file's first line, written before the job is started."""
+
+_HEADER = struct.Struct("!I")
+
+
+def send(channel: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    """One length-prefixed JSON message, with descriptors riding on its first bytes."""
+    body = json.dumps(message).encode()
+    head = _HEADER.pack(len(body))
+    if fds:
+        socket.send_fds(channel, [head], fds)
+        channel.sendall(body)
+    else:
+        channel.sendall(head + body)
+
+
+def receive(channel: socket.socket, max_fds: int = 0) -> tuple[dict[str, Any], list[int]] | None:
+    """The next message and the descriptors sent with it; None once the other side is gone."""
+    head, fds = b"", list[int]()
+    while len(head) < _HEADER.size:
+        if max_fds and not head:
+            data, fds = _receive_fds(channel, _HEADER.size, max_fds)
+        else:
+            data = channel.recv(_HEADER.size - len(head))
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            return None
+        head += data
+    (size,) = _HEADER.unpack(head)
+    body = bytearray()
+    while len(body) < size:
+        chunk = channel.recv(min(size - len(body), 1 << 20))
+        if not chunk:
+            for fd in fds:
+                os.close(fd)
+            return None
+        body += chunk
+    return json.loads(body), list(fds)
+
+
+def _receive_fds(channel: socket.socket, size: int, max_fds: int) -> tuple[bytes, list[int]]:
+    """``socket.recv_fds``, but close-on-exec from the start: the standard library's drops
+    its ``flags`` (Python 3.11), and a descriptor left open would leak into every job."""
+    fds = array.array("i")
+    data, ancillary, _, _ = channel.recvmsg(size, socket.CMSG_LEN(max_fds * fds.itemsize),
+                                            socket.MSG_CMSG_CLOEXEC)
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+    return data, list(fds)
+
+
+SPAWNERS = 4
+"""Threads starting jobs at once: each start waits for the new process to ``exec`` (the
+spawning thread is suspended until then, as with ``vfork``), and on two or more cores the
+waits overlap."""
+
+
+class Supervisor:
+    """The supervisor's state: the channel to the daemon and the jobs it has not seen end."""
+
+    def __init__(self, channel: socket.socket) -> None:
+        self._channel = channel
+        self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        self._pool = ThreadPoolExecutor(SPAWNERS, thread_name_prefix="spawn")
+        self._answers: deque[Future[dict[str, Any]]] = deque()
+        """Answers in the order of the requests, which is the order the daemon reads them."""
+        self._lock = threading.Lock()
+        self._live: dict[int, tuple[int, subprocess.Popen[bytes]]] = {}
+        """Each running job: its attempt file's descriptor (which holds the lock) and process."""
+        self._early: dict[int, int] = {}
+        """Exit statuses reaped before the spawning thread had recorded the job's pid."""
+        self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def serve(self) -> None:
+        """Answer the daemon and record exits until the daemon is gone and no job is left."""
+        signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        for ignored in (signal.SIGINT, signal.SIGHUP):  # a terminal's signals are the daemon's
+            signal.signal(ignored, signal.SIG_IGN)
+        selector = selectors.DefaultSelector()
+        selector.register(self._channel, selectors.EVENT_READ)
+        selector.register(self._wake_read, selectors.EVENT_READ)
+        listening = True
+        while listening or self._answers or self._running():
+            for key, _ in selector.select():
+                if key.fileobj is self._channel:
+                    listening = self._take_request()
+                    if not listening:
+                        selector.unregister(self._channel)
+                else:
+                    with contextlib.suppress(BlockingIOError):  # drained
+                        while os.read(self._wake_read, 4096):
+                            pass
+            listening = self._send_answers() and listening
+            self._reap()
+
+    def _running(self) -> bool:
+        with self._lock:
+            return bool(self._live)
+
+    def _take_request(self) -> bool:
+        received = receive(self._channel, max_fds=2)
+        if received is None:
+            return False
+        request, fds = received
+        answer = self._pool.submit(self._start, request, fds)
+        self._answers.append(answer)
+        answer.add_done_callback(lambda _: _write_quietly(self._wake_write, b"."))
+        return True
+
+    def _send_answers(self) -> bool:
+        """Send the answers that are ready, in order; False once the daemon is gone."""
+        while self._answers and self._answers[0].done():
+            try:
+                answer = self._answers.popleft().result()
+            except Exception as error:  # said to the daemon; never the end of the supervisor
+                answer = {"errno": errno.EIO, "strerror": f"{type(error).__name__}: {error}"}
+            try:
+                send(self._channel, answer)
+            except OSError:
+                self._answers.clear()
+                return False
+        return True
+
+    def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        record, log = fds
+        try:
+            os.write(record, STARTED_MARK)
+            process = self._spawn(request["argv"], request["cwd"], request["env"], log)
+        except OSError as error:
+            os.ftruncate(record, 0)  # nothing of the job ran: the attempt may be launched
+            where = f": {error.filename}" if error.filename is not None else ""
+            reason = f"cronduit: cannot start the job: {error.strerror}{where}\n"
+            _write_quietly(log, reason.encode())
+            os.close(record)
+            return {"errno": error.errno, "strerror": error.strerror,
+                    "filename": None if error.filename is None else str(error.filename)}
+        finally:
+            os.close(log)
+        pid = process.pid
+        with self._lock:  # the reaper takes it too: the pid line always comes first
+            found = identity(pid)  # our child, not reaped before we record it
+            os.write(record, b"%d\n" % pid)
+            early = self._early.pop(pid, None)
+            if early is None:
+                self._live[pid] = (record, process)
+            else:
+                self._record_exit(record, process, early)
+        return {"pid": pid, "start_time": 0 if found is None else found.start_time}
+
+    def _spawn(self, argv: list[str], cwd: str, env: dict[str, str],
+               log: int) -> subprocess.Popen[bytes]:
+        env = {**env, "PWD": os.path.realpath(cwd)}  # as a shell would have set it
+        try:
+            return self._popen(argv, cwd, env, log)
+        except OSError as error:
+            if error.errno not in _SHELL_FALLBACKS or error.filename == cwd:
+                raise
+            # What a shell does with a program it cannot run: a script without a ``#!``
+            # line runs under /bin/sh; a name it cannot find or execute ends the job with
+            # 127 or 126 and says so in the log.
+            return self._popen(_shell_fallback(argv, env, error), cwd, env, log)
+
+    def _popen(self, argv: list[str], cwd: str, env: dict[str, str],
+               log: int) -> subprocess.Popen[bytes]:
+        # Popen rather than os.posix_spawn: it starts the job in its own folder without
+        # changing the supervisor's, so several threads can start jobs at once.
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=self._devnull, stdout=log,
+                                stderr=log, start_new_session=True)
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            with self._lock:
+                entry = self._live.pop(pid, None)
+                if entry is None:
+                    self._early[pid] = status
+                else:
+                    self._record_exit(*entry, status)
+
+    @staticmethod
+    def _record_exit(record: int, process: subprocess.Popen[bytes], status: int) -> None:
+        code = os.waitstatus_to_exitcode(status)
+        process.returncode = code  # reaped here, not by Popen
+        try:
+            _write_quietly(record, b"%d\n" % (code if code >= 0 else 128 - code))
+        finally:
+            os.close(record)  # the lock goes with it: the record is complete
+
+
+_SHELL = "/bin/sh"
+_SHELL_FALLBACKS = {errno.ENOENT: 127, errno.EACCES: 126, errno.ENOEXEC: 0}
+"""Why a program could not be executed, and the exit status a shell would give (0: run it
+as a shell script instead)."""
+_SAY_AND_EXIT = 'printf "%s\\n" "$1" >&2; exit "$2"'
+
+
+def _shell_fallback(argv: list[str], env: dict[str, str], error: OSError) -> list[str]:
+    """The shell's arguments standing in for ``argv``, which failed with ``error``."""
+    status = _SHELL_FALLBACKS[error.errno or 0]
+    if status == 0:
+        program = argv[0]
+        if "/" not in program:
+            program = shutil.which(program, path=env.get("PATH", os.defpath)) or program
+        return [_SHELL, program, *argv[1:]]
+    what = "not found" if status == 127 else "permission denied"
+    return [_SHELL, "-c", _SAY_AND_EXIT, "cronduit", f"cronduit: {argv[0]}: {what}", str(status)]
+
+
+def _write_quietly(fd: int, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        os.write(fd, data)
+
+
+def main() -> None:
+    """Entry point: the daemon runs it with its end of the channel's descriptor as argument."""
+    fd = int(sys.argv[1])
+    os.set_inheritable(fd, False)
+    Supervisor(socket.socket(fileno=fd)).serve()
