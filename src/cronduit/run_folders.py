@@ -9,8 +9,8 @@ CPU there at 500 runs a second. A pruned folder renamed into place for the next 
 allocates nothing, on any file system.
 
 Only what no process of the old run can still hold is reused, emptied: the folder,
-``output/``, the trigger file, the attempt file (once its lock proves the wrapper that held
-it is gone) and the log. The launcher takes a shared lock on the log it hands a run as
+``output/``, the trigger file, the attempt file (once its lock proves the supervisor that
+held it is done with it) and the log. The launcher takes a shared lock on the log it hands a run as
 standard output and error, and every process that inherits them shares that lock, so a free
 lock means no leftover background process of the old run can still write there; a log still
 held is deleted instead, and the next run gets a new one.

@@ -48,7 +48,7 @@ live) reaches a job only by name, through ``env`` and ``secrets``."""
 
 
 class ProcessRunner:
-    """Runs attempts under the executor's wrapper, one process group each."""
+    """Runs attempts through the executor's supervisor, one process group each."""
 
     def __init__(self, paths: StatePaths, config_path: Path,
                  secrets: Callable[[], Mapping[str, str]], wake: Callable[[], None],

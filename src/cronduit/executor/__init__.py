@@ -1,14 +1,14 @@
 """The process executor: spawn, adopt, time out and capture one attempt of a run.
 
-It returns facts (an exit status, a vanished wrapper, a retry hint, log bytes) and decides
+It returns facts (an exit status, a vanished job, a retry hint, log bytes) and decides
 nothing: which outcome a run gets, whether it is retried, and when it is cut short are the
 daemon's decisions. ``docs/runs.md`` tells users how a run executes.
 
-Each attempt runs under a small ``/bin/sh`` wrapper (:mod:`.wrapper`) in its own session,
-which holds the lock on the attempt's one file for as long as it lives and records its pid
-and the job's exit status there (:mod:`.files`), so a run outlives a killed daemon and a
-restarted one can tell, without guessing, whether it is still running, how it ended, or
-whether it never started.
+Each attempt's job is started by the daemon's supervisor (:mod:`.supervisor`), a process of
+its own that outlives a killed daemon, in its own session; the supervisor holds the lock on
+the attempt's one file until it has recorded the job's pid and exit status there
+(:mod:`.files`), so a restarted daemon can tell, without guessing, whether the job is still
+running, how it ended, or whether it never started.
 
 Typical use by the daemon::
 

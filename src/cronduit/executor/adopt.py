@@ -1,10 +1,11 @@
 """Inspecting an attempt after a restart: is it running (adopt it), over, or never started?
 
-The lock decides, not the pid: the wrapper holds the attempt file's lock exactly while it
-lives, so a free lock means it is gone, whatever process now has its pid. While the lock is
-held, the pid on the file's first line is checked against the start time the caller
-recorded at launch (and against the wrapper's mark of leading its own session), so a
-recycled pid is never adopted.
+The lock decides first: the supervisor holds the attempt file's lock from before the job
+starts until its exit status is written, so a held lock means the record may still change.
+While it is held, the pid on the file is checked against the start time the caller recorded
+at launch (and against the job's mark of leading its own session), so a recycled pid is
+never adopted. A free lock with a pid and no status means the supervisor is gone: the job is
+adopted only if that very process still lives, and otherwise it vanished.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from cronduit.executor.states import (
 )
 
 STARTUP_PATIENCE = 2.0
-"""How long a held lock may go without a pid line (a wrapper starting up), in seconds."""
+"""How long a held lock may go without a pid line (a job being started), in seconds."""
 
 
 def inspect(
@@ -40,19 +41,19 @@ def inspect(
 
     Pass ``expected_start_time`` (:attr:`Attempt.start_time`, as recorded at launch) when
     known: a held lock whose recorded pid now has another start time is not adopted.
-    Waits up to ``patience`` seconds for a wrapper that holds the lock but has not yet
+    Waits up to ``patience`` seconds for a supervisor that holds the lock but has not yet
     written its pid (it does so first thing), then raises :class:`AttemptConflict`.
     """
     deadline = time.monotonic() + patience
     while (state := _look(attempt_file.absolute(), expected_start_time)) is None:
         if time.monotonic() >= deadline:
-            raise AttemptConflict(f"{attempt_file}: the lock is held but no wrapper says so")
+            raise AttemptConflict(f"{attempt_file}: the lock is held but no job is recorded")
         time.sleep(0.005)
     return state
 
 
 def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState | None:
-    """One look; None while a wrapper holds the lock but has not written its pid line yet."""
+    """One look; None while the lock is held but no pid line is written yet."""
     settled = _settled_if_free(attempt_file)
     if settled is not None:
         if isinstance(settled, Vanished) and settled.pid is not None \
@@ -67,7 +68,7 @@ def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState |
     pid = read_record(attempt_file).pid
     if pid is None:
         return None
-    start_time = _wrapper_start_time(pid, expected_start_time)
+    start_time = _job_start_time(pid, expected_start_time)
     if start_time is not None:
         return Running(Attempt(pid, start_time, attempt_file))
     # The recorded process is gone. Look again: it may have exited a moment ago, leaving a
@@ -75,8 +76,8 @@ def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState |
     return _settled_if_free(attempt_file) or Vanished(pid)
 
 
-def _wrapper_start_time(pid: int, expected_start_time: int | None) -> int | None:
-    """The start time of ``pid`` if it is still the wrapper: a session leader started then."""
+def _job_start_time(pid: int, expected_start_time: int | None) -> int | None:
+    """The start time of ``pid`` if it is still the job: a session leader started then."""
     found = identity(pid)
     if found is None or found.session != pid:
         return None
@@ -92,7 +93,7 @@ def record_complete(attempt_file: Path) -> bool:
 
 
 def _settled_if_free(attempt_file: Path) -> AttemptState | None:
-    """If no wrapper holds the lock, how the attempt stands; None while one does."""
+    """If nobody holds the lock, how the attempt stands; None while somebody does."""
     with _probe(attempt_file) as free:
         return settled_state(attempt_file) if free else None
 
@@ -111,7 +112,7 @@ def _probe(attempt_file: Path) -> Iterator[bool]:
 
 
 def _open_lock(attempt_file: Path) -> int | None:
-    """A descriptor on what the wrapper locks; None if no launch ever got as far as making it.
+    """A descriptor on what the launcher locks; None if no launch ever got as far as making it.
 
     Opens without creating, as inspecting changes nothing. That is the attempt file, or for
     an attempt an older cronduit launched (a folder; see :mod:`.files`) the ``lock`` in it.

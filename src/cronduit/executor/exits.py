@@ -39,7 +39,7 @@ _LAST_LOOK = 0.05
 
 
 class ExitWatch:
-    """A pidfd on an attempt's wrapper; no pidfd at all when the wrapper is already gone."""
+    """A pidfd on an attempt's job; no pidfd at all when the job is already gone."""
 
     def __init__(self, attempt: Attempt) -> None:
         self._fd = _open_pidfd(attempt)
@@ -51,7 +51,7 @@ class ExitWatch:
             self._fd = None
 
     def exited(self, timeout: float = 0.0) -> bool:
-        """Whether the wrapper has exited, blocking up to ``timeout`` seconds for it."""
+        """Whether the job has exited, blocking up to ``timeout`` seconds for it."""
         if self._fd is None:
             return True
         poller = select.poll()
@@ -59,7 +59,7 @@ class ExitWatch:
         return bool(poller.poll(max(0, round(timeout * 1000))))
 
     async def exited_async(self, timeout: float | None = None) -> bool:
-        """Whether the wrapper exits within ``timeout`` seconds, without blocking the loop."""
+        """Whether the job exits within ``timeout`` seconds, without blocking the loop."""
         if self._fd is None:
             return True
         loop = asyncio.get_running_loop()
@@ -109,8 +109,8 @@ def terminate(
 ) -> Termination:
     """TERM the attempt's process group, KILL it if still there after ``grace`` seconds.
 
-    Blocks until the wrapper is gone (or ``kill_wait`` after KILL). Whatever is left in the
-    group once the wrapper is gone is KILLed too: a deadline bounds the whole run, not just
+    Blocks until the job is gone (or ``kill_wait`` after KILL). Whatever is left in the
+    group once the job is gone is KILLed too: a deadline bounds the whole run, not just
     the job's first process.
     """
     with watching(attempt) as watch:
@@ -136,7 +136,7 @@ async def terminate_async(
 
 
 def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
-    """Sweep stragglers from the group of a gone wrapper and read how it ended."""
+    """Sweep stragglers from the group of a gone job and read how it ended."""
     if not watch.exited():
         return Running(attempt)
     _sweep(attempt)
@@ -145,9 +145,9 @@ def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
 
 
 def _sweep(attempt: Attempt) -> None:
-    """KILL what is left of the group of a wrapper that has exited.
+    """KILL what is left of the group of a job that has exited.
 
-    Safe while the pid is the wrapper's zombie or no process's at all: Linux never hands
+    Safe while the pid is the job's zombie or no process's at all: Linux never hands
     out a pid that still names a process group, so the group holds only the job's
     leftovers. A live process with that pid and another start time means the group is
     long empty and the pid reused: then nothing is sent.
@@ -160,7 +160,7 @@ def _sweep(attempt: Attempt) -> None:
 def _signal_group(attempt: Attempt, signum: int, watch: ExitWatch | None = None) -> None:
     """Signal the attempt's process group; a group already empty is not an error.
 
-    Given a watch whose wrapper is gone, sends nothing: nothing is left to stop, and the
+    Given a watch whose job is gone, sends nothing: nothing is left to stop, and the
     pid may since name another process.
     """
     if watch is not None and watch.exited():
@@ -170,12 +170,12 @@ def _signal_group(attempt: Attempt, signum: int, watch: ExitWatch | None = None)
 
 
 def _open_pidfd(attempt: Attempt) -> int | None:
-    """A pidfd on the attempt's wrapper, or None once that process no longer exists."""
+    """A pidfd on the attempt's job, or None once that process no longer exists."""
     try:
         fd = os.pidfd_open(attempt.pid)
     except ProcessLookupError:
         return None
-    # Checked after opening: if the start time still matches, the pidfd is the wrapper's.
+    # Checked after opening: if the start time still matches, the pidfd is the job's.
     found = identity(attempt.pid)
     if found is None or found.start_time != attempt.start_time:
         os.close(fd)

@@ -40,7 +40,7 @@ RETRY_AFTER_VARIABLE = "CRONDUIT_RETRY_AFTER_FILE"
 STARTED = b"-"
 """The supervisor's first line: the attempt started, or is about to (see :mod:`.supervisor`)."""
 MAX_RECORD_BYTES = 4096
-"""Far more than the two short lines a wrapper writes; reading stops there."""
+"""Far more than the three short lines of a record; reading stops there."""
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ class Record:
     """What an attempt file says."""
 
     started: bool
-    """Whether the wrapper wrote anything: from its first byte on, never launch again."""
+    """Whether anything was written: from the first byte on, never launch again."""
     pid: int | None
-    """The wrapper's pid (also the job's process group), once its line is complete."""
+    """The job's pid (also its process group), once its line is complete."""
     status: int | None
     """The job's exit status, once its line is complete."""
 
@@ -92,7 +92,7 @@ def read_record(attempt_file: Path) -> Record:
 
 
 def settled_state(attempt_file: Path) -> Settled:
-    """How an attempt whose wrapper is gone stands: exited, vanished, or never started."""
+    """How an attempt whose record is complete stands: exited, vanished, or never started."""
     record = read_record(attempt_file)
     if record.status is not None:
         return Exited(record.status)

@@ -1,4 +1,4 @@
-"""A run's log: one file that every attempt's wrapper appends stdout and stderr to.
+"""A run's log: one file that every attempt's job appends stdout and stderr to.
 
 Bytes, not text: a job may print anything, and a reader that decodes is the one that
 knows how it wants to show what it cannot decode.

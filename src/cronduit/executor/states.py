@@ -65,7 +65,7 @@ class LaunchSpec:
 
     @property
     def command(self) -> tuple[str, ...]:
-        """The argument list the wrapper executes: ``argv``, or ``/bin/sh -c shell``."""
+        """The argument list the supervisor executes: ``argv``, or ``/bin/sh -c shell``."""
         if self.argv is not None:
             return self.argv
         assert self.shell is not None  # __post_init__ guarantees one of the two
@@ -74,7 +74,7 @@ class LaunchSpec:
 
 @dataclass(frozen=True)
 class Attempt:
-    """A live attempt: its wrapper's pid and start time, which together name one process.
+    """A live attempt: its job's pid and start time, which together name one process.
 
     A pid alone is not an identity (pids are recycled, 32768 of them by default on Linux);
     ``start_time`` is ``/proc/<pid>/stat`` field 22, clock ticks after boot, and differs for
@@ -93,24 +93,25 @@ class NotStarted:
 
 @dataclass(frozen=True)
 class Running:
-    """The wrapper holds the lock and is the process recorded: adopt it."""
+    """The job recorded is still there (the lock held by its supervisor, or, with the
+    supervisor gone, the same pid and start time): adopt it."""
 
     attempt: Attempt
 
 
 @dataclass(frozen=True)
 class Exited:
-    """The wrapper recorded the job's exit status (128 + N when signal N killed the job)."""
+    """The supervisor recorded the job's exit status (128 + N when signal N killed the job)."""
 
     exit_status: int
 
 
 @dataclass(frozen=True)
 class Vanished:
-    """The job started but its wrapper died without recording a status (SIGKILL, say).
+    """The job started but nobody recorded how it ended (its supervisor was killed, say).
 
-    ``pid`` is the wrapper's, when it managed to write its line; it is also the job's
-    process group, whose members may outlive the wrapper.
+    ``pid`` is the job's, when its line was written; it is also the job's process group,
+    whose members may outlive the job.
     """
 
     pid: int | None
@@ -118,8 +119,8 @@ class Vanished:
 
 AttemptState = NotStarted | Running | Exited | Vanished
 Settled = NotStarted | Exited | Vanished
-"""A state that can no longer change: the wrapper is gone (NotStarted if it died before
-writing a byte of its pid line, so before the job could begin)."""
+"""A state that can no longer change: the job and its record are done (NotStarted if the
+supervisor stopped before marking the attempt started, so before the job could begin)."""
 
 
 @dataclass(frozen=True)
