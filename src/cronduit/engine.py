@@ -91,6 +91,8 @@ def _quiet(_: str) -> None:
 class _Launch:
     run: Run
     attempt: int
+    trigger: Event | None = None
+    """The run's trigger when at hand (a run just started): not read again to launch."""
 
 
 @dataclass
@@ -523,7 +525,7 @@ class Engine:
                   deadline_at=now + timedelta(seconds=job.timeout))
         tx.insert_run(run)
         tx.set_event_state([t.seq for t in batch.triggers], "consumed", run.id)
-        outbox.launches.append(_Launch(run, 1))
+        outbox.launches.append(_Launch(run, 1, chosen))
         consumed = len(batch.triggers)
         extra = f", consuming {consumed} triggers" if consumed > 1 else ""
         outbox.lines.append(f"run {job.name} {run.id}: started [{chosen.label}]{extra}")
@@ -615,9 +617,13 @@ class Engine:
                     self._end_run(tx, launch.run, Outcome.TIMEOUT,
                                   "deadline passed before the process started", None, now, ended)
             self._carry_out(ended, now)
-        with self.store.transaction() as tx:
-            triggers = [_trigger_event(tx.events_of_run(launch.run.id), launch.run)
-                        for launch in chunk]
+        if all(launch.trigger is not None for launch in chunk):
+            triggers = [launch.trigger for launch in chunk if launch.trigger is not None]
+        else:
+            with self.store.transaction() as tx:
+                triggers = [launch.trigger or _trigger_event(tx.events_of_run(launch.run.id),
+                                                             launch.run)
+                            for launch in chunk]
         self.checkpoint("launching")
         batch = [
             (launch.run, job, trigger, launch.attempt)
@@ -631,8 +637,7 @@ class Engine:
                     if got is not None]  # one not started ends through runner.ended()
         if launched:
             with self.store.transaction() as tx:
-                for run_id, pid, when in launched:
-                    tx.update_run(run_id, pid=pid, pid_start=when)
+                tx.record_starts(launched)
 
     def _next_due(self) -> datetime | None:
         if self._waiting_launch:

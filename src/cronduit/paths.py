@@ -20,6 +20,7 @@ derived from it there, so only the attempt file is named here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from cronduit.core.config.model import Config
@@ -42,8 +43,12 @@ class StatePaths:
     def database(self) -> Path:
         return self.root / "cronduit.db"
 
+    @cached_property
+    def runs(self) -> Path:
+        return self.root / "runs"
+
     def run(self, run_id: str) -> Path:
-        return self.root / "runs" / run_id
+        return self.runs / run_id
 
     def log(self, run_id: str) -> Path:
         return self.run(run_id) / "log"

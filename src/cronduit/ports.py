@@ -301,6 +301,11 @@ class Transaction(Protocol):
 
     def update_run(self, run_id: str, **values: object) -> None: ...
 
+    def record_starts(self, starts: Sequence[tuple[str, int, int]]) -> None:
+        """Record the process (pid, start time) of each run id: one statement for the
+        launches of a tick."""
+        ...
+
     def get_run(self, run_id: str) -> Run | None: ...
 
     def active_runs(self, job: str | None = None) -> list[Run]:

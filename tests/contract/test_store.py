@@ -379,3 +379,15 @@ def test_batch_writes_bind_by_position_only_in_the_querys_own_order() -> None:
     assert "WHERE job = ? AND version = ?" in positional("advance_timer", order)
     with pytest.raises(ValueError, match="advance_timer takes"):
         positional("advance_timer", order[::-1])
+
+
+def test_the_processes_of_a_ticks_launches_are_recorded_in_one_go(store: Store) -> None:
+    """record_starts sets each run's pid and process start time, and nothing else."""
+    with store.transaction() as tx:
+        tx.insert_run(run("r1", job="a"))
+        tx.insert_run(run("r2", job="b"))
+        tx.record_starts([("r1", 101, 5001), ("r2", 102, 5002)])
+    with store.transaction() as tx:
+        found = [tx.get_run(run_id) for run_id in ("r1", "r2")]
+    assert [("r1", 101, 5001, "running"), ("r2", 102, 5002, "running")] == [
+        (r.id, r.pid, r.pid_start, r.state) for r in found if r is not None]

@@ -61,16 +61,24 @@ def launch(spec: LaunchSpec) -> Attempt:
 
 
 class _Waiter:
-    """One launch waiting for its answer; answers come back in the order of the requests."""
+    """One launch waiting for its answer; answers come back in the order of the requests.
+
+    A plain lock, taken at birth and released once, is the signal: cheaper than an Event,
+    whose Python-level condition cost a twentieth of a launch.
+    """
 
     def __init__(self) -> None:
-        self.answered = threading.Event()
+        self._answered = threading.Lock()
+        self._answered.acquire()
         self.answer: dict[str, Any] | None = None
         """None when the supervisor went away before answering."""
 
     def settle(self, answer: dict[str, Any] | None) -> None:
         self.answer = answer
-        self.answered.set()
+        self._answered.release()
+
+    def wait(self) -> None:
+        self._answered.acquire()
 
 
 class _Channel:
@@ -147,7 +155,7 @@ class _Link:
                     channel.broken = True
                     with contextlib.suppress(OSError):
                         channel.socket.shutdown(socket.SHUT_RDWR)  # the reader settles us
-            waiter.answered.wait()
+            waiter.wait()
             if waiter.answer is not None:
                 return _started(waiter.answer)
             self._drop(channel)

@@ -150,6 +150,9 @@ FROM runs WHERE job = :job AND state <> 'ended';
 -- name: jobs_with_waiting
 SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;
 
+-- name: record_start
+UPDATE runs SET pid = :pid, pid_start = :pid_start WHERE id = :id;
+
 -- name: record_slot_of_delivery
 INSERT INTO slots (job, slot, name, fate, reason, event_seq, recorded_at, count, until_slot)
 VALUES (:job, :slot, :name, :fate, :reason,

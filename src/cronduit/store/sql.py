@@ -176,6 +176,7 @@ def _param(value: Any) -> Any:
 _EVENT_ORDER = ("delivery_id", "job", "kind", "label", "slot", "late", "payload", "operator",
                 "accepted_at", "parent")
 _ADVANCE_ORDER = ("slot", "slot_name", "due_at", "last_name", "job", "expected_version")
+_START_ORDER = ("pid", "pid_start", "id")
 _SLOT_ORDER = ("job", "slot", "name", "fate", "reason", "delivery_id", "recorded_at", "count",
                "until_slot")
 
@@ -330,6 +331,10 @@ class SqlTransaction:
 
     def insert_run(self, run: Run) -> None:
         self._run("insert_run", **_values(run))
+
+    def record_starts(self, starts: Sequence[tuple[str, int, int]]) -> None:
+        self._many_in_order("record_start", _START_ORDER,
+                            [(pid, pid_start, run_id) for run_id, pid, pid_start in starts])
 
     def update_run(self, run_id: str, **values: object) -> None:
         if not values:
