@@ -12,8 +12,9 @@ import json
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from cronduit import workspace
 from cronduit.core.config.model import Job
@@ -31,17 +32,18 @@ from cronduit.executor import (
     Settled,
     Vanished,
     inspect,
-    launch,
     retry_after,
     terminate_async,
     wait,
 )
+from cronduit.executor.spawn import PendingLaunch, begin_launch
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
 from cronduit.run_folders import RunFolders
 from cronduit.workspace import WorkspaceError
 
 LAUNCH_THREADS = 8
+T = TypeVar("T")
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
 """Variables of the daemon's own environment a job inherits; the rest (where secrets may
 live) reaches a job only by name, through ``env`` and ``secrets``."""
@@ -77,46 +79,51 @@ class ProcessRunner:
     # -- the Runner protocol ----------------------------------------------------------------
 
     def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
-        started = self._try_start(run, job, trigger, attempt)
-        if started is None:
-            return None
-        self._watch(run.id, attempt, started)
-        return started.pid, started.start_time
+        return self.launch_many([(run, job, trigger, attempt)])[0]
 
     def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
                     ) -> list[tuple[int, int] | None]:
-        """Start attempts on a few threads: creating files and spawning wait on the disk and
-        the kernel with the GIL released, so the waits overlap. Watching stays on the loop."""
-        if len(launches) == 1:
-            return [self.launch(*launches[0])]
-        started = list(self._pool.map(lambda item: self._try_start(*item), launches))
+        """Prepare each attempt, send them all to the supervisor, then collect the answers:
+        the supervisor starts one job while the next request is on its way. Workspaces
+        (git) are prepared on a few threads, since they wait on the network and the disk.
+        Watching stays on the loop."""
+        if any(job.workspace is not None for _, job, _, _ in launches):
+            specs = list(self._pool.map(lambda item: self._guarded(item, self._prepare),
+                                        launches))
+        else:
+            specs = [self._guarded(item, self._prepare) for item in launches]
+        begun = [None if spec is None else self._guarded(item, partial(_begin, spec))
+                 for item, spec in zip(launches, specs, strict=True)]
+        started = [None if pending is None else self._guarded(item, partial(_result, pending))
+                   for item, pending in zip(launches, begun, strict=True)]
         for (run, _, _, attempt), attempt_started in zip(launches, started, strict=True):
-            if attempt_started is not None:
-                self._watch(run.id, attempt, attempt_started)
+            if attempt_started is None:
+                continue
+            used = self._in_workspace.get(run.id)
+            if used is not None and used[1] == "shared":
+                workspace.record_hold(used[0], run.id, attempt_started.pid,
+                                      attempt_started.start_time)
+            self._watch(run.id, attempt, attempt_started)
         return [None if s is None else (s.pid, s.start_time) for s in started]
 
-    def _try_start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt | None:
-        """Start the attempt, or report it ended without a process: one job whose ``dir`` is
-        missing must not stop the daemon, nor the launches beside it."""
+    def _guarded(self, item: tuple[Run, Job, Event, int],
+                 step: Callable[[tuple[Run, Job, Event, int]], T]) -> T | None:
+        """One step of a launch, or None with the attempt reported ended without a process:
+        one job whose ``dir`` is missing must not stop the daemon, nor the launches beside it."""
+        run, _, _, attempt = item
         try:
-            started = self._start(run, job, trigger, attempt)
+            return step(item)
         except WorkspaceError as error:
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=str(error)))
-            return None
         except AttemptConflict:
             # The attempt's file says it started (or a process holds it) but this launch knows
             # no process: it is never launched again, and ends as vanished.
             self._end_unstarted(run, attempt, AttemptReport(None, vanished=True))
-            return None
         except OSError as error:
             why = error.strerror or type(error).__name__
             where = f": {error.filename}" if error.filename is not None else ""
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=why + where))
-            return None
-        used = self._in_workspace.get(run.id)
-        if used is not None and used[1] == "shared":
-            workspace.record_hold(used[0], run.id, started.pid, started.start_time)
-        return started
+        return None
 
     def _end_unstarted(self, run: Run, attempt: int, report: AttemptReport) -> None:
         used = self._in_workspace.pop(run.id, None)
@@ -129,7 +136,8 @@ class ProcessRunner:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake)
 
-    def _start(self, run: Run, job: Job, trigger: Event, attempt: int) -> Attempt:
+    def _prepare(self, item: tuple[Run, Job, Event, int]) -> LaunchSpec:
+        run, job, trigger, attempt = item
         # Paths joined from the run's folder once: pathlib's joins were a tenth of a launch.
         if attempt == 1:
             folder = self._folders.make(run.id)
@@ -145,7 +153,7 @@ class ProcessRunner:
             cwd = self._workspace(run, job, env)
         if attempt == 1 or not trigger_file.exists():
             _write_file(trigger_file, _trigger_document(trigger, run))
-        spec = LaunchSpec(
+        return LaunchSpec(
             run_id=run.id,
             attempt=attempt,
             argv=tuple(job.command) if job.command is not None else None,
@@ -155,7 +163,6 @@ class ProcessRunner:
             attempt_file=folder / f"attempt-{attempt}",
             log_path=folder / "log",
         )
-        return launch(spec)
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         attempt_file = self.paths.attempt(run.id, run.attempts)
@@ -254,6 +261,14 @@ class ProcessRunner:
             "CRONDUIT_ATTEMPT": str(attempt),
         })
         return env
+
+
+def _begin(spec: LaunchSpec, _: object) -> PendingLaunch:
+    return begin_launch(spec)
+
+
+def _result(pending: PendingLaunch, _: object) -> Attempt:
+    return pending.result()
 
 
 def _inputs(job: Job, run: Run) -> dict[str, str]:

@@ -43,21 +43,69 @@ def launch(spec: LaunchSpec) -> Attempt:
     """Start the attempt's job through the supervisor; refuse an attempt already started.
 
     Raises :class:`AttemptConflict` when the attempt file is locked or holds anything (or the
-    supervisor stopped after marking it started), and :class:`OSError` (a missing ``cwd``, no
-    such program) when the job cannot be started, in which case nothing ran and the attempt
-    is still not started.
+    supervisor stopped after marking it started), and :class:`OSError` (a missing ``cwd``)
+    when the job cannot be started, in which case nothing ran and the attempt is still not
+    started.
+    """
+    return begin_launch(spec).result()
+
+
+def begin_launch(spec: LaunchSpec) -> PendingLaunch:
+    """Claim the attempt and send it to the supervisor without waiting for the answer.
+
+    Many launches begun one after another and then awaited keep the supervisor busy from one
+    thread: no pool of threads passing the interpreter's lock back and forth. Raises what
+    :func:`launch` raises for a claim that fails.
     """
     attempt_file = spec.attempt_file.absolute()
     record = _claim(attempt_file)
     try:
         log = _open_log(spec.log_path)
-        try:
-            pid, start_time = _SUPERVISOR.start(spec, attempt_file, record, log)
-        finally:
-            os.close(log)
-    finally:
+    except BaseException:
         os.close(record)
-    return Attempt(pid, start_time, attempt_file)
+        raise
+    pending = PendingLaunch(spec, attempt_file, record, log)
+    pending.send()
+    return pending
+
+
+class PendingLaunch:
+    """A launch sent to the supervisor; :meth:`result` waits for its answer."""
+
+    def __init__(self, spec: LaunchSpec, attempt_file: Path, record: int, log: int) -> None:
+        self._attempt_file = attempt_file
+        self._record = record
+        self._log = log
+        self._request = {
+            "argv": list(spec.command),
+            "cwd": str(spec.cwd),
+            "env": {**spec.env, RETRY_AFTER_VARIABLE: str(retry_after_path(attempt_file))},
+        }
+        self._sent: tuple[_Channel, _Waiter] | None = None
+
+    def send(self) -> None:
+        self._sent = _SUPERVISOR.send(self._request, self._record, self._log)
+
+    def result(self) -> Attempt:
+        """The started attempt; raises as :func:`launch` does. Closes the descriptors."""
+        try:
+            for again in (True, False):
+                assert self._sent is not None
+                channel, waiter = self._sent
+                waiter.wait()
+                if waiter.answer is not None:
+                    pid, start_time = _started(waiter.answer)
+                    return Attempt(pid, start_time, self._attempt_file)
+                _SUPERVISOR.drop(channel)
+                if os.fstat(self._record).st_size:
+                    raise AttemptConflict(f"{self._attempt_file}: the supervisor stopped "
+                                          "while starting this attempt")
+                if again:  # nothing reached it: a new supervisor gets the same request
+                    self.send()
+            raise OSError(errno.EIO, "the supervisor stopped before starting the job")
+        finally:
+            os.close(self._log)
+            os.close(self._record)
 
 
 class _Waiter:
@@ -136,35 +184,19 @@ class _Link:
     def pid(self) -> int | None:
         return None if self._channel is None else self._channel.process.pid
 
-    def start(self, spec: LaunchSpec, attempt_file: Path, record: int,
-              log: int) -> tuple[int, int]:
-        """Have the supervisor start the job; its pid and start time."""
-        request = {
-            "argv": list(spec.command),
-            "cwd": str(spec.cwd),
-            "env": {**spec.env, RETRY_AFTER_VARIABLE: str(retry_after_path(attempt_file))},
-        }
-        for again in (True, False):
-            waiter = _Waiter()
-            with self._sending:
-                channel = self._connected()
-                channel.waiting.append(waiter)
-                try:
-                    supervisor.send(channel.socket, request, [record, log])
-                except OSError:
-                    channel.broken = True
-                    with contextlib.suppress(OSError):
-                        channel.socket.shutdown(socket.SHUT_RDWR)  # the reader settles us
-            waiter.wait()
-            if waiter.answer is not None:
-                return _started(waiter.answer)
-            self._drop(channel)
-            if os.fstat(record).st_size:
-                raise AttemptConflict(
-                    f"{attempt_file}: the supervisor stopped while starting this attempt")
-            if not again:
-                break
-        raise OSError(errno.EIO, "the supervisor stopped before starting the job")
+    def send(self, request: dict[str, Any], record: int, log: int) -> tuple[_Channel, _Waiter]:
+        """Send one request with its two descriptors; the waiter gets its answer."""
+        waiter = _Waiter()
+        with self._sending:
+            channel = self._connected()
+            channel.waiting.append(waiter)
+            try:
+                supervisor.send(channel.socket, request, [record, log])
+            except OSError:
+                channel.broken = True
+                with contextlib.suppress(OSError):
+                    channel.socket.shutdown(socket.SHUT_RDWR)  # the reader settles us
+        return channel, waiter
 
     def _connected(self) -> _Channel:
         if self._channel is not None and self._channel.broken:
@@ -174,7 +206,7 @@ class _Link:
             self._channel = _Channel()
         return self._channel
 
-    def _drop(self, channel: _Channel) -> None:
+    def drop(self, channel: _Channel) -> None:
         with self._sending:
             if self._channel is channel:
                 self._channel = None

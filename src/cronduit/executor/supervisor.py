@@ -121,8 +121,9 @@ class Supervisor:
         self._lock = threading.Lock()
         self._live: dict[int, tuple[int, subprocess.Popen[bytes]]] = {}
         """Each running job: its attempt file's descriptor (which holds the lock) and process."""
-        self._early: dict[int, int] = {}
-        """Exit statuses reaped before the spawning thread had recorded the job's pid."""
+        self._spawning = 0
+        """Jobs being started and not yet recorded: no child is reaped meanwhile, so each
+        one's ``/proc`` entry, and with it its start time, is there to be read."""
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
 
     def serve(self) -> None:
@@ -177,6 +178,16 @@ class Supervisor:
         return True
 
     def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        with self._lock:
+            self._spawning += 1
+        try:
+            return self._start_counted(request, fds)
+        finally:
+            with self._lock:
+                self._spawning -= 1
+            _write_quietly(self._wake_write, b".")  # reaping held back meanwhile: now
+
+    def _start_counted(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         record, log = fds
         try:
             os.write(record, STARTED_MARK)
@@ -192,15 +203,12 @@ class Supervisor:
         finally:
             os.close(log)
         pid = process.pid
+        found = identity(pid)  # not reaped while we are counted in _spawning: it is there
+        assert found is not None
         with self._lock:  # the reaper takes it too: the pid line always comes first
-            found = identity(pid)  # our child, not reaped before we record it
             os.write(record, b"%d\n" % pid)
-            early = self._early.pop(pid, None)
-            if early is None:
-                self._live[pid] = (record, process)
-            else:
-                self._record_exit(record, process, early)
-        return {"pid": pid, "start_time": 0 if found is None else found.start_time}
+            self._live[pid] = (record, process)
+        return {"pid": pid, "start_time": found.start_time}
 
     def _spawn(self, argv: list[str], cwd: str, env: dict[str, str],
                log: int) -> subprocess.Popen[bytes]:
@@ -223,18 +231,20 @@ class Supervisor:
                                 stderr=log, start_new_session=True)
 
     def _reap(self) -> None:
+        """Record the exits of ended jobs; none while a job is being started (that thread
+        wakes us once it has recorded its job)."""
         while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
             with self._lock:
+                if self._spawning:
+                    return
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    return
+                if pid == 0:
+                    return
                 entry = self._live.pop(pid, None)
-                if entry is None:
-                    self._early[pid] = status
-                else:
+                if entry is not None:
                     self._record_exit(*entry, status)
 
     @staticmethod
