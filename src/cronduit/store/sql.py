@@ -181,6 +181,16 @@ _SLOT_ORDER = ("job", "slot", "name", "fate", "reason", "delivery_id", "recorded
                "until_slot")
 
 
+@cache
+def _run_update(names: tuple[str, ...]) -> str:
+    """The UPDATE for these run fields, worked out once per set of fields."""
+    unknown = set(names) - set(_field_names(Run))
+    if unknown:
+        raise ValueError(f"unknown run fields: {sorted(unknown)}")
+    assignments = ", ".join(f"{name} = :{name}" for name in names)
+    return f"UPDATE runs SET {assignments} WHERE id = :id"
+
+
 class SqlTransaction:
     """:class:`cronduit.ports.Transaction` over one DB-API cursor inside a transaction."""
 
@@ -339,12 +349,7 @@ class SqlTransaction:
     def update_run(self, run_id: str, **values: object) -> None:
         if not values:
             return
-        known = {f.name for f in fields(Run)}
-        unknown = set(values) - known
-        if unknown:
-            raise ValueError(f"unknown run fields: {sorted(unknown)}")
-        assignments = ", ".join(f"{name} = :{name}" for name in values)
-        sql = self._translate(f"UPDATE runs SET {assignments} WHERE id = :id")
+        sql = self._translate(_run_update(tuple(values)))
         try:
             self._cursor.execute(sql, _params({**values, "id": run_id}))
         except Exception as error:
