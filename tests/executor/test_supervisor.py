@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -63,3 +64,18 @@ def test_the_job_does_not_inherit_the_supervisors_ignored_signals(tmp_path: Path
     """Python ignores SIGPIPE; a job gets it at its default, so ``yes | head`` ends."""
     ended, log = run_job(spec_for(tmp_path, shell="yes | head -n 2"))
     assert (Exited(0), b"y\ny\n") == (ended, log)
+
+
+def test_the_supervisor_lifts_its_open_files_limit_to_the_hard_one() -> None:
+    """Two descriptors per running job: a soft limit of 1,024 would cap running jobs at ~500."""
+    script = (
+        "import resource\n"
+        "from cronduit.executor.supervisor import _raise_open_files_limit\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))\n"
+        "_raise_open_files_limit()\n"
+        "print(resource.getrlimit(resource.RLIMIT_NOFILE) == (hard, hard))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert "True" == done.stdout.strip()

@@ -35,7 +35,8 @@ import contextlib
 import errno
 import marshal
 import os
-import selectors
+import resource
+import select
 import shutil
 import signal
 import socket
@@ -113,7 +114,12 @@ waits overlap."""
 
 
 class Supervisor:
-    """The supervisor's state: the channel to the daemon and the jobs it has not seen end."""
+    """The supervisor's state: the channel to the daemon and the jobs it has not seen end.
+
+    Each job is watched through a pidfd and reaped by its own pid, never with
+    ``waitpid(-1)``: a job that ends at once is still there (a zombie) when the thread that
+    started it reads its start time, and no job being started holds up the others' records.
+    """
 
     def __init__(self, channel: socket.socket) -> None:
         self._channel = channel
@@ -122,35 +128,33 @@ class Supervisor:
         self._answers: deque[Future[dict[str, Any]]] = deque()
         """Answers in the order of the requests, which is the order the daemon reads them."""
         self._lock = threading.Lock()
-        self._live: dict[int, tuple[int, subprocess.Popen[bytes]]] = {}
-        """Each running job: its attempt file's descriptor (which holds the lock) and process."""
-        self._spawning = 0
-        """Jobs being started and not yet recorded: no child is reaped meanwhile, so each
-        one's ``/proc`` entry, and with it its start time, is there to be read."""
+        self._live: dict[int, tuple[int, int, subprocess.Popen[bytes]]] = {}
+        """Each running job by its pidfd: its attempt file's descriptor (which holds the
+        lock), and its process."""
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._poll = select.epoll()  # registered from the spawning threads too: epoll is safe
 
     def serve(self) -> None:
         """Answer the daemon and record exits until the daemon is gone and no job is left."""
-        signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
         for ignored in (signal.SIGINT, signal.SIGHUP):  # a terminal's signals are the daemon's
             signal.signal(ignored, signal.SIG_IGN)
-        selector = selectors.DefaultSelector()
-        selector.register(self._channel, selectors.EVENT_READ)
-        selector.register(self._wake_read, selectors.EVENT_READ)
+        _raise_open_files_limit()
+        self._poll.register(self._channel.fileno(), select.EPOLLIN)
+        self._poll.register(self._wake_read, select.EPOLLIN)
         listening = True
         while listening or self._answers or self._running():
-            for key, _ in selector.select():
-                if key.fileobj is self._channel:
+            for fd, _ in self._poll.poll():
+                if fd == self._channel.fileno() and listening:
                     listening = self._take_request()
                     if not listening:
-                        selector.unregister(self._channel)
-                else:
+                        self._poll.unregister(fd)
+                elif fd == self._wake_read:
                     with contextlib.suppress(BlockingIOError):  # drained
                         while os.read(self._wake_read, 4096):
                             pass
+                else:
+                    self._reap(fd)
             listening = self._send_answers() and listening
-            self._reap()
 
     def _running(self) -> bool:
         with self._lock:
@@ -181,16 +185,6 @@ class Supervisor:
         return True
 
     def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
-        with self._lock:
-            self._spawning += 1
-        try:
-            return self._start_counted(request, fds)
-        finally:
-            with self._lock:
-                self._spawning -= 1
-            _write_quietly(self._wake_write, b".")  # reaping held back meanwhile: now
-
-    def _start_counted(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         record, log = fds
         try:
             os.write(record, STARTED_MARK)
@@ -206,12 +200,31 @@ class Supervisor:
         finally:
             os.close(log)
         pid = process.pid
-        found = identity(pid)  # not reaped while we are counted in _spawning: it is there
+        found = identity(pid)  # only its own pidfd reaps it, and that is not watched yet
         assert found is not None
-        with self._lock:  # the reaper takes it too: the pid line always comes first
-            os.write(record, b"%d\n" % pid)
-            self._live[pid] = (record, process)
+        os.write(record, b"%d\n" % pid)
+        watch = os.pidfd_open(pid)
+        with self._lock:
+            self._live[watch] = (pid, record, process)
+        self._poll.register(watch, select.EPOLLIN)
         return {"pid": pid, "start_time": found.start_time}
+
+    def _reap(self, watch: int) -> None:
+        """Record the exit of the job whose pidfd became readable."""
+        with self._lock:
+            entry = self._live.pop(watch, None)
+        self._poll.unregister(watch)
+        os.close(watch)
+        if entry is None:
+            return
+        pid, record, process = entry
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        process.returncode = code  # reaped here, not by Popen
+        try:
+            _write_quietly(record, b"%d\n" % (code if code >= 0 else 128 - code))
+        finally:
+            os.close(record)  # the lock goes with it: the record is complete
 
     def _spawn(self, argv: list[str], cwd: str, env: dict[str, str],
                log: int) -> subprocess.Popen[bytes]:
@@ -233,32 +246,6 @@ class Supervisor:
         return subprocess.Popen(argv, cwd=cwd, env=env, stdin=self._devnull, stdout=log,
                                 stderr=log, start_new_session=True)
 
-    def _reap(self) -> None:
-        """Record the exits of ended jobs; none while a job is being started (that thread
-        wakes us once it has recorded its job)."""
-        while True:
-            with self._lock:
-                if self._spawning:
-                    return
-                try:
-                    pid, status = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    return
-                if pid == 0:
-                    return
-                entry = self._live.pop(pid, None)
-                if entry is not None:
-                    self._record_exit(*entry, status)
-
-    @staticmethod
-    def _record_exit(record: int, process: subprocess.Popen[bytes], status: int) -> None:
-        code = os.waitstatus_to_exitcode(status)
-        process.returncode = code  # reaped here, not by Popen
-        try:
-            _write_quietly(record, b"%d\n" % (code if code >= 0 else 128 - code))
-        finally:
-            os.close(record)  # the lock goes with it: the record is complete
-
 
 _SHELL = "/bin/sh"
 _SHELL_FALLBACKS = {errno.ENOENT: 127, errno.EACCES: 126, errno.ENOEXEC: 0}
@@ -277,6 +264,15 @@ def _shell_fallback(argv: list[str], env: dict[str, str], error: OSError) -> lis
         return [_SHELL, program, *argv[1:]]
     what = "not found" if status == 127 else "permission denied"
     return [_SHELL, "-c", _SAY_AND_EXIT, "cronduit", f"cronduit: {argv[0]}: {what}", str(status)]
+
+
+def _raise_open_files_limit() -> None:
+    """Two descriptors per running job (its attempt file and its pidfd): lift the soft limit
+    on open files to the hard one, or a thousand running jobs would be the end."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def _write_quietly(fd: int, data: bytes) -> None:
