@@ -92,7 +92,8 @@ def test_a_run_outlives_a_sigkilled_daemon_and_is_adopted(tmp_path: Path) -> Non
 def test_a_daemon_killed_before_spawning_leaves_an_attempt_that_runs_once(
     tmp_path: Path,
 ) -> None:
-    """Lock taken, no wrapper yet: the lock is free again, nothing started, launch runs it once."""
+    """Lock taken, nothing sent to the supervisor yet: the lock is free again, nothing started,
+    launch runs it once."""
     assert "claimed\n" == _run_until_sigkill(FAKE_DAEMON_KILLED_BEFORE_SPAWN, tmp_path)
     spec = replace(spec_for(tmp_path, shell="echo ran"), attempt_file=tmp_path / "attempt-1")
     assert NotStarted() == inspect(spec.attempt_file)
@@ -141,7 +142,7 @@ def test_an_attempt_with_no_file_has_not_started(tmp_path: Path) -> None:
 
 
 def test_a_recorded_start_time_that_differs_is_never_adopted(tmp_path: Path) -> None:
-    """A held lock whose recorded pid now has another start time is not our wrapper."""
+    """A held lock whose recorded pid now has another start time is not our job."""
     attempt = launch(spec_for(tmp_path, shell="sleep 30"))
     with group_killed_afterwards(attempt.pid):
         state = inspect(attempt.attempt_file, expected_start_time=attempt.start_time - 1)
@@ -150,7 +151,7 @@ def test_a_recorded_start_time_that_differs_is_never_adopted(tmp_path: Path) -> 
     assert Vanished(attempt.pid) == state
 
 
-def test_a_recycled_pid_is_never_taken_for_the_wrapper(tmp_path: Path) -> None:
+def test_a_recycled_pid_is_never_taken_for_the_job(tmp_path: Path) -> None:
     """A pid line naming some other live process, the lock held by a stray, is not running."""
     attempt_file = tmp_path / "attempt-1"
     other = subprocess.Popen(["sleep", "30"], start_new_session=True)
@@ -164,8 +165,9 @@ def test_a_recycled_pid_is_never_taken_for_the_wrapper(tmp_path: Path) -> None:
     assert Vanished(other.pid) == state
 
 
-def test_a_free_lock_means_the_wrapper_is_gone_whoever_has_its_pid(tmp_path: Path) -> None:
-    """With the lock free, a live process under the recorded pid is not taken for the run."""
+def test_a_free_lock_and_a_process_that_is_not_the_job_is_vanished(tmp_path: Path) -> None:
+    """With the lock free, a live process under the recorded pid is not taken for the run
+    unless it is the job itself (same start time, leading its own session)."""
     attempt_file = tmp_path / "attempt-1"
     attempt_file.write_text(f"{os.getpid()}\n")
     assert Vanished(os.getpid()) == inspect(attempt_file, start_time_of(os.getpid()))
@@ -188,11 +190,11 @@ def test_a_lock_held_by_a_process_that_never_says_who_it_is_is_a_conflict(
         inspect(tmp_path / "attempt-1", patience=0.05)
 
 
-def test_a_wrapper_starting_up_is_waited_for_rather_than_judged(tmp_path: Path) -> None:
+def test_a_job_being_started_is_waited_for_rather_than_judged(tmp_path: Path) -> None:
     """Lock held, pid line not yet written: inspect waits for the line and adopts."""
     attempt = launch(spec_for(tmp_path, shell="sleep 30"))
     with group_killed_afterwards(attempt.pid):
-        # Empty the file as if the wrapper had not written its pid yet; put the line back soon.
+        # Empty the file as if the supervisor had not written the pid yet; put it back soon.
         assert eventually(lambda: _pid_written(attempt.attempt_file))
         line = attempt.attempt_file.read_text()
         os.truncate(attempt.attempt_file, 0)
@@ -265,12 +267,12 @@ echo 6 >"$1/status"
 
 
 def _pid_written(attempt_file: Path) -> bool:
-    """Whether the wrapper's pid line is whole in ``attempt_file``."""
+    """Whether the job's pid line is whole in ``attempt_file``."""
     return read_record(attempt_file).pid is not None
 
 
 def _append(attempt_file: Path, text: str) -> None:
-    """Append ``text`` as the wrapper does: never truncating what is there."""
+    """Append ``text`` as the supervisor does: never truncating what is there."""
     with attempt_file.open("a") as record:
         record.write(text)
 

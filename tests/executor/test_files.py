@@ -23,7 +23,7 @@ from cronduit.executor.files import Record, parse_record, retry_after_path, sett
     ],
 )
 def test_only_whole_lines_are_read(raw: bytes, expected: Record) -> None:
-    """A line counts once its newline is written; any byte at all means the wrapper started."""
+    """A line counts once its newline is written; any byte at all means the attempt started."""
     assert expected == parse_record(raw)
 
 

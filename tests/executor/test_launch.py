@@ -25,7 +25,7 @@ PYTHON = sys.executable
 
 @pytest.mark.parametrize("status", [0, 3, 75])
 def test_the_job_exit_status_is_recorded(tmp_path: Path, status: int) -> None:
-    """The wrapper reports the job's own exit status."""
+    """The supervisor records the job's own exit status."""
     ended, _ = run_job(spec_for(tmp_path, shell=f"exit {status}"))
     assert Exited(status) == ended
 
@@ -104,7 +104,7 @@ def test_the_job_does_not_inherit_the_lock(tmp_path: Path) -> None:
 
 
 def test_the_job_leads_its_own_process_group_and_session(tmp_path: Path) -> None:
-    """The wrapper's pid is the job's process group and session, not the daemon's."""
+    """The job's pid is its process group and session, not the daemon's."""
     spec = spec_for(tmp_path, argv=(PYTHON, "-c", _PRINT_GROUP))
     attempt = launch(spec)
     finish(attempt)
@@ -123,7 +123,7 @@ def test_a_missing_cwd_fails_the_launch_and_leaves_the_attempt_not_started(
 
 
 def test_an_attempt_file_with_anything_in_it_is_never_launched(tmp_path: Path) -> None:
-    """Even a pid line cut short says the wrapper got that far; the file is left as it was."""
+    """Even a pid line cut short says the attempt got that far; the file is left as it was."""
     spec = spec_for(tmp_path, shell="echo ran")
     spec.attempt_file.parent.mkdir(parents=True)
     spec.attempt_file.write_bytes(b"12")

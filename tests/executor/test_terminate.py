@@ -35,7 +35,7 @@ def _launch_running(tmp_path: Path, script: str) -> Attempt:
 
 
 def test_a_job_that_honours_term_ends_without_kill(tmp_path: Path) -> None:
-    """TERM stops the job; the wrapper survives it and records 128 + 15."""
+    """TERM stops the job; the supervisor, outside its group, records 128 + 15."""
     attempt = _launch_running(tmp_path, "sleep 30")
     with group_killed_afterwards(attempt.pid):
         termination = terminate(attempt, grace=5)
