@@ -100,7 +100,8 @@ class _FiringBatch:
     """What a batch of firings writes, gathered to be written in one statement per table."""
 
     events: list[NewEvent] = field(default_factory=list)
-    slots: list[tuple[SlotRecord, str | None]] = field(default_factory=list)
+    slots: list[tuple[SlotRecord, int | None]] = field(default_factory=list)
+    """Ledger rows, each with the index in ``events`` of the event it links to, if any."""
     moves: list[tuple[Timer, int]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     labels: dict[int, tuple[object, str]] = field(default_factory=dict)
@@ -338,8 +339,11 @@ class Engine:
             # The timers were read in this same write transaction, so no other firing can
             # have moved one: if one did, the store broke its promise; fire nothing.
             raise Conflict("a timer moved under its own firing; the batch is rolled back")
-        tx.insert_events(batch.events)
-        tx.record_slots(batch.slots)
+        seqs = tx.insert_events(batch.events)
+        for record, event in batch.slots:
+            if event is not None:
+                record.event_seq = seqs[event]
+        tx.record_slots([record for record, _ in batch.slots])
         for line in batch.lines:
             self.log(line)
         return len(due)
@@ -402,7 +406,7 @@ class Engine:
         batch.events.append(NewEvent(delivery, job.name, TriggerKind.TIMER, label, now,
                                      slot=slot.instant, late=late))
         batch.slots.append((SlotRecord(job.name, slot.instant, slot.name, "ran", "", now),
-                            delivery))
+                            len(batch.events) - 1))
         batch.lines.append(f"trigger {job.name}: {label}")
 
     # -- chaining (on.after) -----------------------------------------------------------------

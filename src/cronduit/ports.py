@@ -217,8 +217,9 @@ class Transaction(Protocol):
         """Accept ``event``; its seq, or None when the delivery id was accepted before."""
         ...
 
-    def insert_events(self, events: Sequence[NewEvent]) -> None:
-        """Accept many events in one statement; already-accepted delivery ids are skipped."""
+    def insert_events(self, events: Sequence[NewEvent]) -> list[int]:
+        """Accept many events in one statement; already-accepted delivery ids are skipped.
+        The seq of each delivery id's event, in order (the earlier one's for a skipped id)."""
         ...
 
     def record_delivery(self, delivery: Delivery) -> bool:
@@ -285,9 +286,9 @@ class Transaction(Protocol):
         """Add a slot's fate; False when the slot already has one (a slot fires once)."""
         ...
 
-    def record_slots(self, records: Sequence[tuple[SlotRecord, str | None]]) -> None:
-        """Add many slot fates in one statement, each linked to the event of the delivery id
-        given with it (its ``event_seq`` is ignored); slots that have a fate are skipped."""
+    def record_slots(self, records: Sequence[SlotRecord]) -> None:
+        """Add many slot fates in one statement, each linked to its ``event_seq``; slots that
+        have a fate already are skipped."""
         ...
 
     def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:

@@ -299,20 +299,36 @@ def test_jobs_with_waiting_lists_each_job_once(store: Store) -> None:
 
 
 def test_batched_events_and_ledger_rows_link_and_stay_idempotent(store: Store) -> None:
-    """insert_events skips accepted deliveries; record_slots links each row to its event."""
+    """insert_events skips accepted deliveries and gives each delivery id its event's seq;
+    record_slots links each row to the event it names and skips slots that have a fate."""
     with store.transaction() as tx:
-        tx.insert_events([event("slot/a/1"), event("slot/a/2")])
-        tx.insert_events([event("slot/a/2"), event("slot/a/3")])
+        first = tx.insert_events([event("slot/a/1"), event("slot/a/2")])
+        again = tx.insert_events([event("slot/a/2"), event("slot/a/3")])
         tx.record_slots([
-            (SlotRecord("a", T0, "n1", "ran", "", T0), "slot/a/1"),
-            (SlotRecord("a", T0 + timedelta(hours=1), "n2", "missed", "late", T0), None),
+            SlotRecord("a", T0, "n1", "ran", "", T0, event_seq=first[0]),
+            SlotRecord("a", T0 + timedelta(hours=1), "n2", "missed", "late", T0),
         ])
-        tx.record_slots([(SlotRecord("a", T0, "n1", "ran", "", T0), "slot/a/3")])
+        tx.record_slots([SlotRecord("a", T0, "n1", "ran", "", T0, event_seq=again[1])])
         seqs = {e.delivery_id: e.seq for e in tx.new_events(10)}
         ledger = tx.slots("a", None, None)
     assert ["slot/a/1", "slot/a/2", "slot/a/3"] == sorted(seqs)
+    assert ([seqs["slot/a/1"], seqs["slot/a/2"]], [seqs["slot/a/2"], seqs["slot/a/3"]]) == (
+        first, again)
     assert [(seqs["slot/a/1"], "ran"), (None, "missed")] == [(r.event_seq, r.fate)
                                                              for r in ledger]
+
+
+def test_batched_events_follow_events_accepted_one_by_one(store: Store) -> None:
+    """Seqs keep rising across both ways of accepting, so routing keeps acceptance order."""
+    with store.transaction() as tx:
+        single = tx.insert_event(event("manual/1", kind="manual"))
+        batch = tx.insert_events([event("slot/a/1"), event("slot/b/1")])
+        after = tx.insert_event(event("manual/2", kind="manual"))
+        order = [e.delivery_id for e in tx.new_events(10)]
+    assert single is not None
+    assert after is not None
+    assert single < batch[0] < batch[1] < after
+    assert ["manual/1", "slot/a/1", "slot/b/1", "manual/2"] == order
 
 
 def test_a_transaction_opened_inside_another_fails_rather_than_waits(store: Store) -> None:

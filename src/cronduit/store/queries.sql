@@ -153,12 +153,18 @@ SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;
 -- name: record_start
 UPDATE runs SET pid = :pid, pid_start = :pid_start WHERE id = :id;
 
--- name: record_slot_of_delivery
-INSERT INTO slots (job, slot, name, fate, reason, event_seq, recorded_at, count, until_slot)
-VALUES (:job, :slot, :name, :fate, :reason,
-        (SELECT seq FROM events WHERE delivery_id = :delivery_id),
-        :recorded_at, :count, :until_slot)
-ON CONFLICT (job, slot) DO NOTHING;
+-- name: insert_numbered_events
+INSERT INTO events (seq, delivery_id, job, kind, label, slot, late, payload, operator,
+                    accepted_at, parent)
+VALUES (:seq, :delivery_id, :job, :kind, :label, :slot, :late, :payload, :operator,
+        :accepted_at, :parent)
+ON CONFLICT (delivery_id) DO NOTHING;
+
+-- name: last_event_seq
+SELECT COALESCE(MAX(seq), 0) AS seq FROM events;
+
+-- name: event_seq_of_delivery
+SELECT seq FROM events WHERE delivery_id = :delivery_id;
 
 -- name: insert_events
 INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at,

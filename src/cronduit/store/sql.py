@@ -177,8 +177,9 @@ _EVENT_ORDER = ("delivery_id", "job", "kind", "label", "slot", "late", "payload"
                 "accepted_at", "parent")
 _ADVANCE_ORDER = ("slot", "slot_name", "due_at", "last_name", "job", "expected_version")
 _START_ORDER = ("pid", "pid_start", "id")
-_SLOT_ORDER = ("job", "slot", "name", "fate", "reason", "delivery_id", "recorded_at", "count",
+_SLOT_ORDER = ("job", "slot", "name", "fate", "reason", "event_seq", "recorded_at", "count",
                "until_slot")
+_NUMBERED_EVENT_ORDER = ("seq", *_EVENT_ORDER)
 
 
 @cache
@@ -195,10 +196,13 @@ class SqlTransaction:
     """:class:`cronduit.ports.Transaction` over one DB-API cursor inside a transaction."""
 
     def __init__(self, cursor: Cursor, translate: Callable[[str], str],
-                 is_conflict: Callable[[Exception], bool]) -> None:
+                 is_conflict: Callable[[Exception], bool], *, numbers_events: bool = False) -> None:
         self._cursor = cursor
         self._translate = translate
         self._is_conflict = is_conflict
+        self._numbers_events = numbers_events
+        """Whether this backend may choose event seqs itself: true where a write transaction
+        excludes every other writer (SQLite), so the next seq after the last is free."""
 
     def _run(self, query: str, /, **values: Any) -> Cursor:
         sql = self._translate(queries()[query])
@@ -254,14 +258,27 @@ class SqlTransaction:
         row = self._run("insert_event", **_values(event)).fetchone()
         return None if row is None else int(row[0])
 
-    def insert_events(self, events: Sequence[NewEvent]) -> None:
+    def insert_events(self, events: Sequence[NewEvent]) -> list[int]:
         # Rows built field by field: the generic record-to-parameters path cost more than the
         # insert itself at thousands of firings a second.
-        self._many_in_order("insert_events", _EVENT_ORDER, [
-            (e.delivery_id, e.job, e.kind, e.label, to_text(e.slot), int(e.late), e.payload,
-             e.operator, to_text(e.accepted_at), e.parent)
-            for e in events
-        ])
+        rows = [(e.delivery_id, e.job, e.kind, e.label, to_text(e.slot), int(e.late), e.payload,
+                 e.operator, to_text(e.accepted_at), e.parent) for e in events]
+        if not rows:
+            return []
+        if self._numbers_events:
+            # Seqs handed out here, after the last one, in this write transaction: each
+            # event's seq is known without reading it back, and the ledger rows that link
+            # to these events bind it instead of looking each delivery id up.
+            first = int(self._run("last_event_seq").fetchone()[0]) + 1
+            accepted = self._many_in_order(
+                "insert_numbered_events", _NUMBERED_EVENT_ORDER,
+                [(first + index, *row) for index, row in enumerate(rows)])
+            if accepted == len(rows):
+                return list(range(first, first + len(rows)))
+        else:
+            self._many_in_order("insert_events", _EVENT_ORDER, rows)
+        return [int(self._run("event_seq_of_delivery", delivery_id=e.delivery_id).fetchone()[0])
+                for e in events]
 
     def record_delivery(self, delivery: Delivery) -> bool:
         return self._run("record_delivery", **_values(delivery)).rowcount == 1
@@ -326,11 +343,11 @@ class SqlTransaction:
     def record_slot(self, record: SlotRecord) -> bool:
         return self._run("record_slot", **_values(record)).rowcount == 1
 
-    def record_slots(self, records: Sequence[tuple[SlotRecord, str | None]]) -> None:
-        self._many_in_order("record_slot_of_delivery", _SLOT_ORDER, [
-            (r.job, to_text(r.slot), r.name, r.fate, r.reason, delivery_id,
+    def record_slots(self, records: Sequence[SlotRecord]) -> None:
+        self._many_in_order("record_slot", _SLOT_ORDER, [
+            (r.job, to_text(r.slot), r.name, r.fate, r.reason, r.event_seq,
              to_text(r.recorded_at), r.count, to_text(r.until_slot))
-            for r, delivery_id in records
+            for r in records
         ])
 
     def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:

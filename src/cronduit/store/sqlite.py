@@ -89,7 +89,7 @@ class SqliteStore:
     @contextmanager
     def transaction(self) -> Iterator[SqlTransaction]:
         with self._immediate() as cursor:
-            yield SqlTransaction(cursor, _same, _is_conflict)
+            yield SqlTransaction(cursor, _same, _is_conflict, numbers_events=True)
 
     def close(self) -> None:
         self._db.close()
