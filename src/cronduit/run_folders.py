@@ -73,7 +73,6 @@ class RunFolders:
         if reusable:
             name = uuid.uuid4().hex
             try:
-                self._spare.mkdir(exist_ok=True)
                 os.rename(folder, self._spare / name)
             except OSError:
                 pass
@@ -98,11 +97,9 @@ class RunFolders:
     def _listed(self) -> list[str]:
         """The spare names, listing the folder once (the caller holds the lock)."""
         if self._spares is None:
-            try:
-                self._spares = [entry.name for entry in os.scandir(self._spare)
-                                if entry.is_dir(follow_symlinks=False)]
-            except FileNotFoundError:
-                self._spares = []
+            self._spare.mkdir(exist_ok=True)  # once, here, not at every retire
+            self._spares = [entry.name for entry in os.scandir(self._spare)
+                            if entry.is_dir(follow_symlinks=False)]
         return self._spares
 
 
@@ -127,21 +124,18 @@ def _empty_for_reuse(folder: Path) -> bool:
         return False
     if "log" in names and not _emptied_under_lock(folder / "log"):
         os.unlink(folder / "log")  # a leftover process still writes there: a new log, later
-    for entry in entries:
-        if entry.name in _REUSED:
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
-    for entry in os.scandir(output.path):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
+    for entry in [*(e for e in entries if e.name not in _REUSED), *os.scandir(output.path)]:
+        _remove(entry)
     os.close(os.open(folder / "trigger.json",
                      os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
     return True
+
+
+def _remove(entry: os.DirEntry[str]) -> None:
+    if entry.is_dir(follow_symlinks=False):
+        shutil.rmtree(entry.path)
+    else:
+        os.unlink(entry.path)
 
 
 def _emptied_under_lock(path: Path) -> bool:

@@ -36,7 +36,7 @@ from cronduit.executor import (
     terminate_async,
     wait,
 )
-from cronduit.executor.spawn import PendingLaunch, begin_launch
+from cronduit.executor.spawn import begin_launch
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
 from cronduit.run_folders import RunFolders
@@ -87,14 +87,16 @@ class ProcessRunner:
         the supervisor starts one job while the next request is on its way. Workspaces
         (git) are prepared on a few threads, since they wait on the network and the disk.
         Watching stays on the loop."""
+        def prepare(item: tuple[Run, Job, Event, int]) -> LaunchSpec | None:
+            return self._guarded(item, partial(self._prepare, *item))
+
         if any(job.workspace is not None for _, job, _, _ in launches):
-            specs = list(self._pool.map(lambda item: self._guarded(item, self._prepare),
-                                        launches))
+            specs = list(self._pool.map(prepare, launches))
         else:
-            specs = [self._guarded(item, self._prepare) for item in launches]
-        begun = [None if spec is None else self._guarded(item, partial(_begin, spec))
+            specs = [prepare(item) for item in launches]
+        begun = [None if spec is None else self._guarded(item, partial(begin_launch, spec))
                  for item, spec in zip(launches, specs, strict=True)]
-        started = [None if pending is None else self._guarded(item, partial(_result, pending))
+        started = [None if pending is None else self._guarded(item, pending.result)
                    for item, pending in zip(launches, begun, strict=True)]
         for (run, _, _, attempt), attempt_started in zip(launches, started, strict=True):
             if attempt_started is None:
@@ -106,13 +108,12 @@ class ProcessRunner:
             self._watch(run.id, attempt, attempt_started)
         return [None if s is None else (s.pid, s.start_time) for s in started]
 
-    def _guarded(self, item: tuple[Run, Job, Event, int],
-                 step: Callable[[tuple[Run, Job, Event, int]], T]) -> T | None:
+    def _guarded(self, item: tuple[Run, Job, Event, int], step: Callable[[], T]) -> T | None:
         """One step of a launch, or None with the attempt reported ended without a process:
         one job whose ``dir`` is missing must not stop the daemon, nor the launches beside it."""
         run, _, _, attempt = item
         try:
-            return step(item)
+            return step()
         except WorkspaceError as error:
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=str(error)))
         except AttemptConflict:
@@ -136,15 +137,11 @@ class ProcessRunner:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake)
 
-    def _prepare(self, item: tuple[Run, Job, Event, int]) -> LaunchSpec:
-        run, job, trigger, attempt = item
+    def _prepare(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchSpec:
         # Paths joined from the run's folder once: pathlib's joins were a tenth of a launch.
-        if attempt == 1:
-            folder = self._folders.make(run.id)
-            output = folder / "output"
-        else:
-            folder = self.paths.run(run.id)
-            output = folder / "output"
+        folder = self._folders.make(run.id) if attempt == 1 else self.paths.run(run.id)
+        output = folder / "output"
+        if attempt > 1:
             output.mkdir(parents=True, exist_ok=True)
         trigger_file = folder / "trigger.json"
         env = self._environment(run, job, trigger, attempt, trigger_file, output)
@@ -261,14 +258,6 @@ class ProcessRunner:
             "CRONDUIT_ATTEMPT": str(attempt),
         })
         return env
-
-
-def _begin(spec: LaunchSpec, _: object) -> PendingLaunch:
-    return begin_launch(spec)
-
-
-def _result(pending: PendingLaunch, _: object) -> Attempt:
-    return pending.result()
 
 
 def _inputs(job: Job, run: Run) -> dict[str, str]:

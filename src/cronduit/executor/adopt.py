@@ -57,13 +57,11 @@ def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState |
     settled = _settled_if_free(attempt_file)
     if settled is not None:
         if isinstance(settled, Vanished) and settled.pid is not None \
-                and expected_start_time is not None:
-            # The supervisor is gone but its job may not be: watch it, though its exit status
-            # can no longer be recorded.
-            found = identity(settled.pid)
-            if found is not None and not found.exited and found.session == settled.pid \
-                    and found.start_time == expected_start_time:
-                return Running(Attempt(settled.pid, found.start_time, attempt_file))
+                and expected_start_time is not None \
+                and _job_start_time(settled.pid, expected_start_time, living=True) is not None:
+            # The supervisor is gone but its job is not: watch it, though its exit status can
+            # no longer be recorded.
+            return Running(Attempt(settled.pid, expected_start_time, attempt_file))
         return settled
     pid = read_record(attempt_file).pid
     if pid is None:
@@ -76,10 +74,12 @@ def _look(attempt_file: Path, expected_start_time: int | None) -> AttemptState |
     return _settled_if_free(attempt_file) or Vanished(pid)
 
 
-def _job_start_time(pid: int, expected_start_time: int | None) -> int | None:
-    """The start time of ``pid`` if it is still the job: a session leader started then."""
+def _job_start_time(pid: int, expected_start_time: int | None, *,
+                    living: bool = False) -> int | None:
+    """The start time of ``pid`` if it is still the job: a session leader started then
+    (``living``: and not yet exited, where nobody is left to reap it)."""
     found = identity(pid)
-    if found is None or found.session != pid:
+    if found is None or found.session != pid or (living and found.exited):
         return None
     if expected_start_time not in (None, found.start_time):
         return None

@@ -87,19 +87,17 @@ async def wait(attempt: Attempt) -> Settled:
     """Wait for the attempt's job to exit and its record to be complete; say how it ended."""
     with watching(attempt) as watch:
         await watch.exited_async()
-    delay, waited = _FIRST_LOOK, 0.0
-    while not record_complete(attempt.attempt_file) and waited < RECORD_PATIENCE:
-        await asyncio.sleep(delay)
-        waited += delay
-        delay = min(delay * 2, _LAST_LOOK)
+    for pause in _until_recorded(attempt.attempt_file):
+        await asyncio.sleep(pause)
     return settled_state(attempt.attempt_file)
 
 
-def _recorded(attempt_file: Path) -> None:
-    """:func:`wait`'s wait for the record, blocking."""
+def _until_recorded(attempt_file: Path) -> Iterator[float]:
+    """The pauses to sleep, growing, while the supervisor has yet to complete the record of
+    a job that exited; none once it has, or after :data:`RECORD_PATIENCE`."""
     delay, waited = _FIRST_LOOK, 0.0
     while not record_complete(attempt_file) and waited < RECORD_PATIENCE:
-        time.sleep(delay)
+        yield delay
         waited += delay
         delay = min(delay * 2, _LAST_LOOK)
 
@@ -140,7 +138,8 @@ def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
     if not watch.exited():
         return Running(attempt)
     _sweep(attempt)
-    _recorded(attempt.attempt_file)
+    for pause in _until_recorded(attempt.attempt_file):
+        time.sleep(pause)
     return settled_state(attempt.attempt_file)
 
 

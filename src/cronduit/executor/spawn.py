@@ -132,7 +132,7 @@ class _Waiter:
 class _Channel:
     """One supervisor process, the socket to it, and the launches waiting on their answers.
 
-    Requests are pipelined: launch threads send as they come and wait for their own answer,
+    Requests are pipelined: launches are sent as they come and each waits for its own answer,
     which a reader thread hands out in order, so the supervisor starts the next job while
     the last answer is on its way.
     """
@@ -222,11 +222,9 @@ def _receive_quietly(channel: socket.socket) -> tuple[dict[str, Any], list[int]]
 
 def _started(answer: dict[str, Any]) -> tuple[int, int]:
     if "pid" in answer:
-        return int(str(answer["pid"])), int(str(answer["start_time"]))
-    number = answer.get("errno")
-    error = OSError(int(str(number)) if number is not None else 0, str(answer.get("strerror")))
-    if answer.get("filename") is not None:
-        error.filename = answer["filename"]
+        return answer["pid"], answer["start_time"]
+    error = OSError(answer.get("errno") or 0, answer.get("strerror"))
+    error.filename = answer.get("filename")
     raise error
 
 

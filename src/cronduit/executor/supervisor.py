@@ -23,9 +23,10 @@ the run's log. The supervisor then
 3. keeps the attempt file open, and so its lock held, until the job has exited and its exit
    status (128 + N after signal N, as a shell reports it) is appended.
 
-A job that cannot be started (no such program, a missing folder) never ran: its attempt file
-is emptied again, the reason goes to the log and back to the daemon, which records the
-attempt as not started.
+A job that cannot be started at all (a missing folder, no process to be had) never ran: its
+attempt file is emptied again, the reason goes to the log and back to the daemon, which
+records the attempt as not started. A program that cannot be executed is handled as a shell
+would (:func:`_shell_fallback`).
 """
 
 from __future__ import annotations
@@ -72,27 +73,28 @@ def send(channel: socket.socket, message: dict[str, Any], fds: list[int] | None 
 
 def receive(channel: socket.socket, max_fds: int = 0) -> tuple[dict[str, Any], list[int]] | None:
     """The next message and the descriptors sent with it; None once the other side is gone."""
-    head, fds = b"", list[int]()
-    while len(head) < _HEADER.size:
-        if max_fds and not head:
-            data, fds = _receive_fds(channel, _HEADER.size, max_fds)
-        else:
-            data = channel.recv(_HEADER.size - len(head))
-        if not data:
-            for fd in fds:
-                os.close(fd)
-            return None
-        head += data
-    (size,) = _HEADER.unpack(head)
-    body = bytearray()
-    while len(body) < size:
-        chunk = channel.recv(min(size - len(body), 1 << 20))
+    start, fds = b"", list[int]()
+    if max_fds:  # the descriptors ride on the first bytes
+        start, fds = _receive_fds(channel, _HEADER.size, max_fds)
+    head = _receive_exactly(channel, start, _HEADER.size)
+    if head is not None:
+        body = _receive_exactly(channel, b"", _HEADER.unpack(head)[0])
+        if body is not None:
+            return marshal.loads(body), fds
+    for fd in fds:
+        os.close(fd)
+    return None
+
+
+def _receive_exactly(channel: socket.socket, start: bytes, size: int) -> bytes | None:
+    """``start`` read on to ``size`` bytes; None if the other side went away first."""
+    data = bytearray(start)
+    while len(data) < size:
+        chunk = channel.recv(min(size - len(data), 1 << 20))
         if not chunk:
-            for fd in fds:
-                os.close(fd)
             return None
-        body += chunk
-    return marshal.loads(body), list(fds)
+        data += chunk
+    return bytes(data)
 
 
 def _receive_fds(channel: socket.socket, size: int, max_fds: int) -> tuple[bytes, list[int]]:

@@ -177,6 +177,7 @@ _EVENT_ORDER = ("delivery_id", "job", "kind", "label", "slot", "late", "payload"
                 "accepted_at", "parent")
 _ADVANCE_ORDER = ("slot", "slot_name", "due_at", "last_name", "job", "expected_version")
 _START_ORDER = ("pid", "pid_start", "id")
+_EVENT_STATE_ORDER = ("state", "run_id", "seq")
 _SLOT_ORDER = ("job", "slot", "name", "fate", "reason", "event_seq", "recorded_at", "count",
                "until_slot")
 _NUMBERED_EVENT_ORDER = ("seq", *_EVENT_ORDER)
@@ -204,29 +205,29 @@ class SqlTransaction:
         """Whether this backend may choose event seqs itself: true where a write transaction
         excludes every other writer (SQLite), so the next seq after the last is free."""
 
+    def __enter__(self) -> None:
+        """``with self:`` around a statement turns the driver's constraint error into
+        :class:`Conflict`. A plain context manager, not a generator one: it wraps every
+        statement."""
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: object) -> None:
+        if isinstance(error, Exception) and self._is_conflict(error):
+            raise Conflict(str(error)) from error
+
     def _run(self, query: str, /, **values: Any) -> Cursor:
-        sql = self._translate(queries()[query])
-        try:
-            self._cursor.execute(sql, _params(values))
-        except Exception as error:
-            if self._is_conflict(error):
-                raise Conflict(str(error)) from error
-            raise
+        with self:
+            self._cursor.execute(self._translate(queries()[query]), _params(values))
         return self._cursor
 
-    def _many(self, query: str, rows: Sequence[Mapping[str, Any]], *,
-              converted: bool = False) -> int:
-        """One statement for many rows: the group commit's cheapest form. ``converted``: the
-        rows already hold store values (text times, integer flags). How many rows changed."""
+    def _many(self, query: str, rows: Sequence[Mapping[str, Any]]) -> int:
+        """One statement for many rows: the group commit's cheapest form. How many rows
+        changed."""
         if not rows:
             return 0
-        sql = self._translate(queries()[query])
-        try:
-            self._cursor.executemany(sql, rows if converted else [_params(row) for row in rows])
-        except Exception as error:
-            if self._is_conflict(error):
-                raise Conflict(str(error)) from error
-            raise
+        with self:
+            self._cursor.executemany(self._translate(queries()[query]),
+                                     [_params(row) for row in rows])
         return int(self._cursor.rowcount)
 
     def _many_in_order(self, query: str, order: tuple[str, ...],
@@ -234,13 +235,8 @@ class SqlTransaction:
         """:meth:`_many` with rows of store values in ``order`` (see :func:`positional`)."""
         if not rows:
             return 0
-        sql = self._translate(positional(query, order))
-        try:
-            self._cursor.executemany(sql, rows)
-        except Exception as error:
-            if self._is_conflict(error):
-                raise Conflict(str(error)) from error
-            raise
+        with self:
+            self._cursor.executemany(self._translate(positional(query, order)), rows)
         return int(self._cursor.rowcount)
 
     def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
@@ -305,8 +301,8 @@ class SqlTransaction:
         return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
 
     def set_event_state(self, seqs: Sequence[int], state: str, run_id: str | None) -> None:
-        self._many("set_event_state", [{"seq": seq, "state": state, "run_id": run_id}
-                                       for seq in seqs], converted=True)
+        self._many_in_order("set_event_state", _EVENT_STATE_ORDER,
+                            [(state, run_id, seq) for seq in seqs])
 
     def events_of_run(self, run_id: str) -> list[Event]:
         return self._all(Event, "events_of_run", run_id=run_id)
@@ -366,13 +362,9 @@ class SqlTransaction:
     def update_run(self, run_id: str, **values: object) -> None:
         if not values:
             return
-        sql = self._translate(_run_update(tuple(values)))
-        try:
-            self._cursor.execute(sql, _params({**values, "id": run_id}))
-        except Exception as error:
-            if self._is_conflict(error):
-                raise Conflict(str(error)) from error
-            raise
+        with self:
+            self._cursor.execute(self._translate(_run_update(tuple(values))),
+                                 _params({**values, "id": run_id}))
 
     def get_run(self, run_id: str) -> Run | None:
         return self._one(Run, "get_run", id=run_id)
