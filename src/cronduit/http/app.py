@@ -4,8 +4,8 @@ the inputs), hands one write to the acceptor, and answers only once that write i
 Status codes follow SPEC §4: a job webhook answers 404 alike for an unknown job, a job
 without ``webhook: true`` and a wrong token, so a caller cannot probe for job names; 413
 past the body limit; 422 for inputs that break a declared rule; 202 once accepted. Run-now
-answers 401 without a valid API token, 404 for an unknown job, 409 when refused, 503 in a
-dry run and 201 with the run.
+answers 401 without a valid API token, 404 for an unknown job, 409 when refused, and 201
+with the run (in a dry run: accepted and waiting, with a note saying so).
 
 The app is plain Starlette, not FastAPI: FastAPI's per-request machinery (dependency
 solving, its middleware stack) cost about 130 µs a request here, more than everything else
@@ -61,6 +61,8 @@ RUN_ID_WAIT = 5.0
 """Seconds run-now waits for the engine to start the run, to answer with its id."""
 
 _NOT_FOUND = "no such webhook"
+DRY_RUN_NOTE = ("the daemon runs in dry run: the run was accepted and waits; it starts when "
+                "the daemon next starts normally")
 
 
 def create_app(gateway: Gateway) -> Starlette:
@@ -168,8 +170,6 @@ class _Routes:
         target = gateway.config().jobs.get(name)
         if target is None:
             raise HTTPException(404, f"no job named {name!r}")
-        if not gateway.dispatching():
-            raise HTTPException(503, "the scheduler is not running (dry run): nothing starts")
         queue = _flag(request.query_params.get("queue"), "queue")
         asked = _run_request(await read_limited(request, WEBHOOK_LIMIT))
         inputs = intake.check_inputs(target, asked.inputs)
@@ -182,6 +182,9 @@ class _Routes:
 
         accepted = await gateway.acceptor.submit(accept)
         delivery_id = accepted.event.delivery_id
+        if not gateway.dispatching():  # a dry run accepts and holds it (SPEC §3)
+            return _answer(RunStarted(run_id=None, delivery_id=delivery_id, state="waiting",
+                                      note=DRY_RUN_NOTE), 201)
         run_id = await gateway.run_of(delivery_id, RUN_ID_WAIT)
         return _answer(RunStarted(run_id=run_id, delivery_id=delivery_id,
                                   state="started" if run_id is not None else "waiting"), 201)
