@@ -57,6 +57,8 @@ class Api:
     store: SqliteStore
     runner: FakeRunner
     clock: FakeClock
+    lines: list[str]
+    """What the engine logged, one line each."""
 
     def hook(self, job: str, secret: str = HOOK_SECRET) -> str:
         return f"/hooks/{job}/{webhook_token(secret, job)}"
@@ -95,7 +97,8 @@ async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
     store = SqliteStore(folder / "cronduit.db")
     runner = FakeRunner()
     clock = FakeClock(T0)
-    engine = Engine(config, store, runner, dispatch=dispatch)
+    lines: list[str] = []
+    engine = Engine(config, store, runner, dispatch=dispatch, log=lines.append)
     engine.apply(config, clock.now())
     secrets = {"HOOK_KEY": HOOK_SECRET, "API_KEY": API_TOKEN, "GITHUB_KEY": GITHUB_SECRET}
 
@@ -112,6 +115,6 @@ async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
     app = create_app(gateway)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
-        yield Api(client, app, gateway, engine, store, runner, clock)
+        yield Api(client, app, gateway, engine, store, runner, clock, lines)
     acceptor.close()
     store.close()

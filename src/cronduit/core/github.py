@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cronduit.core.matching import Delivery, OnRule, ref_names, rule_matches
+from cronduit.core.text import clean
 
 GITHUB_MAX_COMMITS = 2048
 """GitHub's documented cap on a push payload's ``commits``: a list this long may be cut."""
@@ -437,10 +438,9 @@ def _event_label(event: str, action: str | None) -> str:
     return event if action is None else f"{event}.{_clean(action)}"
 
 
-def _clean(text: str, limit: int = LABEL_PART_LIMIT) -> str:
-    """A payload-given name as it may appear in a label: printable and short."""
-    printable = "".join(char if char.isprintable() else "?" for char in text)
-    return printable if len(printable) <= limit else printable[: limit - 1] + "…"
+def _clean(text: str) -> str:
+    """A payload-given name as it may appear in a label: safe to show, and short."""
+    return clean(text, LABEL_PART_LIMIT)
 
 
 def _at(where: str, key: str) -> str:
