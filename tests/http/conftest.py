@@ -82,18 +82,21 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def api(tmp_path: Path) -> AsyncIterator[Api]:
-    async for made in _api(tmp_path, dispatch=True):
+    async for made in open_api(tmp_path, dispatch=True):
         yield made
 
 
 @pytest.fixture
 async def dry_api(tmp_path: Path) -> AsyncIterator[Api]:
-    async for made in _api(tmp_path, dispatch=False):
+    async for made in open_api(tmp_path, dispatch=False):
         yield made
 
 
-async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
-    config = load_config(CONFIG, "cronduit.yaml")
+async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG
+                   ) -> AsyncIterator[Api]:
+    """The app over a store in ``folder``, on ``config_text`` (the shared CONFIG unless a
+    test needs jobs of its own)."""
+    config = load_config(config_text, "cronduit.yaml")
     store = SqliteStore(folder / "cronduit.db")
     runner = FakeRunner()
     clock = FakeClock(T0)
