@@ -3,11 +3,18 @@
 On a terminal tables are drawn with rich; anywhere else (a pipe, a file, a test) they are
 plain columns separated by two spaces, so ``grep`` and ``awk`` work. ``--json`` output is one
 JSON object per line, with instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
+
+Whatever is printed passes through :func:`cronduit.core.text.clean` here, at the last step:
+a label or a reason stored by an older version, before labels were cleaned, shows its ESC as
+``\\x1b`` instead of driving the terminal. JSON keeps every value whole: the characters
+``clean`` would replace are written as JSON ``\\u`` escapes, which read back as the same
+string.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from datetime import datetime
@@ -20,6 +27,7 @@ from rich.text import Text
 
 from cronduit.core.config.model import Job
 from cronduit.core.durations import format_duration
+from cronduit.core.text import UNSAFE, clean
 from cronduit.core.timespec import format_utc
 from cronduit.ports import Run
 
@@ -95,12 +103,24 @@ def is_terminal() -> bool:
 
 
 def echo_json(value: object) -> None:
-    """One JSON document on one line."""
-    click.echo(json.dumps(value, ensure_ascii=False))
+    """One JSON document on one line, safe for a terminal and equal to ``value`` read back."""
+    click.echo(json_text(value))
+
+
+def json_text(value: object) -> str:
+    """``value`` as one line of JSON with no character a terminal would act on: json already
+    escapes C0 controls; DEL, C1, bidi controls, separators and lone surrogates are escaped
+    here (outside strings JSON is plain ASCII, so only string contents change)."""
+    return UNSAFE.sub(_json_escape, json.dumps(value, ensure_ascii=False))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def echo_line(text: str, style: str | None = None) -> None:
-    """A line of text, styled on a terminal, plain elsewhere."""
+    """A line of text, styled on a terminal, plain elsewhere; control characters cleaned."""
+    text = clean(text)
     if is_terminal():
         Console(highlight=False).print(Text(text, style=style or ""), soft_wrap=True)
     else:
@@ -110,7 +130,9 @@ def echo_line(text: str, style: str | None = None) -> None:
 def echo_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
                wrap: Sequence[str] = ()) -> None:
     """A table: drawn with rich on a terminal, aligned plain columns elsewhere. Only the
-    columns named in ``wrap`` may wrap on a narrow terminal; ids and instants never do."""
+    columns named in ``wrap`` may wrap on a narrow terminal; ids and instants never do.
+    Control characters in cells are cleaned first, so they cannot break the columns."""
+    rows = [[clean(value) for value in row] for row in rows]
     if is_terminal():
         table = Table(box=box.SIMPLE_HEAD, header_style="bold")
         for header in headers:

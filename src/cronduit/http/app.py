@@ -19,6 +19,7 @@ from __future__ import annotations
 import hmac
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -260,10 +261,17 @@ async def _verify_branch(gateway: Gateway, event: CodeEvent, rules: dict[str, On
         return with_verified_branch(event, None)
     settings = gateway.config().settings
     token = gateway.secret(settings.github_token) if settings.github_token else None
-    verified = await head_in_branch(gateway.workspace(awaiting[0]), event.branch_to_verify,
+    verified = await head_in_branch(_clones(gateway, awaiting), event.branch_to_verify,
                                     event.head_sha, token=token,
                                     repository=event.repository or "")
     return with_verified_branch(event, verified)
+
+
+def _clones(gateway: Gateway, jobs: list[str]) -> list[Path]:
+    """The workspace clones of ``jobs``, each once (jobs of one repository share a clone):
+    any waiting job's clone may confirm the branch, not only the first job's."""
+    found = (gateway.workspace(name) for name in jobs)
+    return list(dict.fromkeys(path for path in found if path is not None))
 
 
 def _authorize(gateway: Gateway, header: str | None) -> None:
