@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, TypeVar
 from cronduit import audit, workspace
 from cronduit.acceptor import Acceptor
 from cronduit.core.config import ConfigErrors, load_config
+from cronduit.core.config.changes import config_changes
 from cronduit.core.config.model import Config
+from cronduit.core.secret_names import unset_secrets
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
-from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
+from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_applied, write_heartbeat
 from cronduit.engine import Engine
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
@@ -49,20 +51,6 @@ APPLY_ASKED = "apply_asked"
 """Meta key where ``cronduit apply`` leaves who asked, for the apply's audit entry."""
 
 
-def config_changes(old: Config, new: Config) -> list[str]:
-    """What an apply changes, job by job, for the operator."""
-    lines = [f"{name}: added" for name in new.jobs if name not in old.jobs]
-    lines += [f"{name}: removed" for name in old.jobs if name not in new.jobs]
-    lines += [
-        f"{name}: changed"
-        for name, job in new.jobs.items()
-        if name in old.jobs and old.jobs[name] != job
-    ]
-    if old.settings != new.settings:
-        lines.append("settings: changed (some take effect at the next restart)")
-    return lines
-
-
 class ListenError(RuntimeError):
     """The HTTP address cannot be listened on (in use, not this host's): the daemon stops."""
 
@@ -74,8 +62,10 @@ class Daemon:
                  clock: Clock, *, dry_run: bool, log: Callable[[str], None],
                  checkpoint: Callable[[str], None] | None = None,
                  secrets: Callable[[Config], Mapping[str, str]] = lambda _: {},
-                 open_store: Callable[[], Store] | None = None) -> None:
+                 open_store: Callable[[], Store] | None = None, config_text: str = "") -> None:
         self.config_path = config_path
+        self._config_text = config_text
+        """The text ``config`` was loaded from, kept in the store as the applied config."""
         self.store = store
         self._load_secrets = secrets
         self.secrets: Mapping[str, str] = secrets(config)
@@ -116,13 +106,16 @@ class Daemon:
         changes = self.engine.apply(self.engine.config, now)
         for change in changes:
             self._log(change)
-        if changes:  # an unchanged restart changes nothing worth auditing
-            with self.store.transaction() as tx:
+        with self.store.transaction() as tx:
+            write_applied(tx, self._config_text, str(self.config_path), now)
+            if changes:  # an unchanged restart changes nothing worth auditing
                 audit.record(tx, "apply", audit.ENGINE, now, start=True, ok=True,
                              changes=audit.apply_lines(changes))
         self.engine.start(now)
+        self._warn_unset_secrets()
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
-        self._log(f"serving {len(self.engine.config.jobs)} jobs from {self.config_path}{mode}")
+        jobs = len(self.engine.config.jobs)
+        self._log(f"serving {jobs} job{'' if jobs == 1 else 's'} from {self.config_path}{mode}")
         acceptor = await self._start_http()
         self._notifications = NotificationSender(lambda: self.engine.config, self.store,
                                                  self.clock, self._off_loop, self._log)
@@ -172,6 +165,12 @@ class Daemon:
             return None
         state = StatePaths.of(self.engine.config, self.config_path).root
         return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
+
+    def _warn_unset_secrets(self) -> None:
+        """One line for each secret the config names and nothing sets (names only)."""
+        for unset in unset_secrets(self.engine.config, self.secrets):
+            self._log(f"warning: {unset.where} names the secret {unset.name}, which is not set "
+                      f"(neither in the secrets file nor in the environment): {unset.effect}")
 
     def _secret(self, name: str) -> str | None:
         return self.secrets.get(name)  # looked up each time: an apply replaces the values
@@ -244,22 +243,30 @@ class Daemon:
         """Reload the config file; an invalid one is refused and the running one stays."""
         now = self.clock.now()
         try:
-            new = load_config(self.config_path.read_text(), str(self.config_path))
+            text = self.config_path.read_text()
+            new = load_config(text, str(self.config_path))
         except (ConfigErrors, OSError) as error:
-            self._record_apply(now, ok=False, lines=str(error).splitlines())
+            lines = str(error).splitlines()
+            self._record_apply(now, ok=False, lines=lines)
             self._log("apply refused: the config has errors; the running config stays")
+            for line in lines:
+                self._log(f"apply refused: {line}")
             return
         lines = config_changes(self.engine.config, new)
         lines += self.engine.apply(new, now)
         self.secrets = self._load_secrets(new)
+        self._config_text = text
         self._record_apply(now, ok=True, lines=lines or ["no changes"])
         for line in lines or ["no changes"]:
             self._log(f"apply: {line}")
+        self._warn_unset_secrets()
 
     def _record_apply(self, now: datetime, *, ok: bool, lines: list[str]) -> None:
         """Answer ``cronduit apply`` and write the audit entry, naming the operator that
         command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``)."""
         with self.store.transaction() as tx:
+            if ok:
+                write_applied(tx, self._config_text, str(self.config_path), now)
             tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
                                                   "lines": lines}))
             asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")

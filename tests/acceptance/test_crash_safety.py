@@ -56,7 +56,7 @@ def test_a_restart_does_not_run_an_interval_job_that_is_not_due(
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("once")] == ["success"])
     deployment.kill(first)
     second = deployment.serve()
-    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    deployment.wait_for(lambda: "serving 1 job " in deployment.daemon_log())
     time.sleep(1.5)
     assert 1 == len(deployment.runs("once"))
     deployment.kill(second)

@@ -33,7 +33,7 @@ def test_the_job_gets_the_environment_contract_and_secrets_stay_out_of_records(
     (deployment.folder / "secrets.env").write_text(f"API_TOKEN={SECRET}\n")
     deployment.write(CONFIG)
     daemon = deployment.serve(extra_env={"UNRELATED_DAEMON_VARIABLE": "x"})
-    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    deployment.wait_for(lambda: "serving 1 job " in deployment.daemon_log())
     subprocess.run([sys.executable, "-m", "cronduit", "job", "run", "show", "--input",
                     "TARGET=production", "-c", str(deployment.config)], check=True,
                    capture_output=True)

@@ -28,7 +28,7 @@ jobs:
     workspace: {{git: {remote.bare}, mode: fresh}}
 """)
     daemon = deployment.serve()
-    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    deployment.wait_for(lambda: "serving 1 job " in deployment.daemon_log())
     run_now(deployment, "build")
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("build")] == ["success"])
     (run,) = deployment.runs("build")
@@ -81,7 +81,7 @@ jobs:
     workspace: {{git: {Path(deployment.folder) / "no-such-repo.git"}}}
 """)
     daemon = deployment.serve()
-    deployment.wait_for(lambda: "serving 1 jobs" in deployment.daemon_log())
+    deployment.wait_for(lambda: "serving 1 job " in deployment.daemon_log())
     run_now(deployment, "build")
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("build")] == ["failure"])
     (run,) = deployment.runs("build")

@@ -25,7 +25,7 @@ from cronduit.cli.context import Runtime
 from cronduit.cli.state_commands import progress_lines
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.daemon_state import DaemonInfo
+from cronduit.daemon_state import DaemonInfo, write_applied
 from cronduit.ports import NewEvent, Run, SlotRecord, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock
@@ -396,3 +396,53 @@ def test_an_armed_timer_that_did_not_fire_is_divergence(install: Install) -> Non
             "the daemon running?)") in result.stdout.splitlines()
     install.arm("tick", T0 - timedelta(seconds=30), "2026-03-30 11:59:30 UTC")
     assert 0 == install.invoke("status").exit_code  # within the minute a firing may take
+
+
+# -- the config in force ------------------------------------------------------------------
+
+
+def apply_config(install: Install, text: str) -> None:
+    """What the daemon does at start and at each apply: keep the text it applied."""
+    with install.store.transaction() as tx:
+        write_applied(tx, text, str(install.path), T0 - timedelta(hours=1))
+
+
+def test_read_commands_work_from_the_applied_config_while_the_file_is_broken(
+    install: Install,
+) -> None:
+    """A half-edited file on disk does not block status, schedule list or job history: they
+    go by the config the daemon applied, and say once that the file differs."""
+    apply_config(install, CONFIG)
+    install.arm_all()
+    install.add(ended("r1", "success", 3, job="tick"))
+    install.path.write_text(CONFIG.replace("every: 5m", "every: soon"))
+    warning = (f"cronduit: warning: {install.path} differs from the config the daemon applied "
+               f"(2026-03-30T11:00:00Z) and does not validate (an error: cronduit check -c "
+               f"{install.path}); showing the applied config")
+    for command in (["status"], ["schedule", "list"], ["job", "history", "tick"]):
+        result = install.invoke(*command)
+        assert (0, [warning]) == (result.exit_code, result.stderr.splitlines()), command
+    assert "tick" in install.invoke("schedule", "list").stdout
+
+
+def test_a_broken_file_with_no_config_ever_applied_still_exits_2_with_its_errors(
+    install: Install,
+) -> None:
+    """Nothing to fall back on: the file's own errors, as check prints them."""
+    install.path.write_text(CONFIG.replace("every: 5m", "every: soon"))
+    result = install.invoke("status")
+    assert 2 == result.exit_code
+    assert f"{install.path}:4:" in result.stderr
+
+
+def test_while_a_daemon_runs_a_job_added_to_the_file_but_not_applied_is_not_shown(
+    install: Install,
+) -> None:
+    """The daemon runs what it applied; the edit earns a warning that names apply."""
+    apply_config(install, CONFIG)
+    heartbeat(install.store)
+    install.path.write_text(CONFIG + "  extra: {run: ./more}\n")
+    result = install.invoke("schedule", "list")
+    assert (0, ["report", "tick", "hand"]) == (
+        result.exit_code, [line.split()[0] for line in result.stdout.splitlines()[1:]])
+    assert "cronduit apply applies the file" in result.stderr

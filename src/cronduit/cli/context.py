@@ -21,10 +21,13 @@ from pathlib import Path
 
 import click
 
-from cronduit.cli.options import fail, load_config_file
+from cronduit.cli.options import fail, read_config_text, refuse_config
 from cronduit.clock import SystemClock
+from cronduit.core.config import ConfigErrors, Settings, load_config
+from cronduit.core.config.in_force import config_in_force
+from cronduit.core.config.loader import load_settings
 from cronduit.core.config.model import Config, Job
-from cronduit.daemon_state import DaemonInfo
+from cronduit.daemon_state import DaemonInfo, read_applied, running_daemon
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Store
 from cronduit.store import open_store
@@ -68,17 +71,38 @@ class State:
 
 @contextlib.contextmanager
 def open_state(config_path: Path) -> Iterator[State]:
-    """Read the config (exit 2 on errors) and open its store (exit 1 if that fails)."""
-    config = load_config_file(config_path)
-    paths = StatePaths.of(config, config_path)
+    """Open the state the config names (exit 1 if that fails), with the config in force:
+    the file, or the config the daemon applied when the file is not the one it runs (one
+    warning on stderr says so; see :mod:`cronduit.core.config.in_force`). A file that does
+    not validate, with no config ever applied, exits 2 with its errors."""
+    text = read_config_text(config_path)
+    file: Config | ConfigErrors
     try:
-        store = open_store(config, config_path)
+        file = load_config(text, str(config_path))
+        settings: Settings | None = file.settings
+    except ConfigErrors as errors:
+        file = errors
+        settings = load_settings(text, str(config_path))
+    located = Config(settings=settings or Settings(), filename=str(config_path))
+    paths = StatePaths.of(located, config_path)
+    if isinstance(file, ConfigErrors) and not paths.database.exists():
+        refuse_config(file)  # no state there, so nothing was ever applied
+    try:
+        store = open_store(located, config_path)
     except NotImplementedError as error:
         fail(str(error), code=1)
     except (OSError, sqlite3.Error) as error:
         fail(f"cannot open the state store in {paths.root}: {error}", code=1)
     try:
-        yield State(config, config_path, store, paths)
+        in_force = config_in_force(file, read_applied(store),
+                                   running_daemon(store, runtime().clock.now()) is not None,
+                                   str(config_path))
+        if in_force is None:
+            assert isinstance(file, ConfigErrors)
+            refuse_config(file)
+        if in_force.warning is not None:
+            click.echo(f"cronduit: warning: {in_force.warning}", err=True)
+        yield State(in_force.config, config_path, store, paths)
     finally:
         store.close()
 

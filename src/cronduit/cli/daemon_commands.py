@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from cronduit.cli.job_commands import default_operator
-from cronduit.cli.options import config_option, fail, load_config_file
+from cronduit.cli.options import config_option, fail, load_config_and_text, load_config_file
 from cronduit.clock import SystemClock
 from cronduit.daemon import APPLY_ASKED, Daemon, ListenError
 from cronduit.daemon_state import running_daemon
@@ -76,7 +76,7 @@ def _hold_daemon_lock(paths: StatePaths) -> int:
               help="Arm no timers and start no runs; accept triggers and hold them.")
 def serve(config_path: Path, dry_run: bool) -> None:
     """Run the daemon: timers, triggers and runs, logged one line each to stderr."""
-    config = load_config_file(config_path)
+    config, text = load_config_and_text(config_path)
     paths = StatePaths.of(config, config_path)
     lock = _hold_daemon_lock(paths)
     store = open_store(config, config_path)
@@ -93,7 +93,7 @@ def serve(config_path: Path, dry_run: bool) -> None:
     daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
                     log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
-                    open_store=lambda: open_store(config, config_path))
+                    open_store=lambda: open_store(config, config_path), config_text=text)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
             loop_runner.run(_serve(daemon, runner))

@@ -25,6 +25,7 @@ from cronduit.cli.render import cell, echo_json, echo_line, utc
 from cronduit.cli.state_commands import daemon_json, daemon_line, next_elapse
 from cronduit.core.config.model import Config, Job, Workspace
 from cronduit.core.github import events_needing_confirmed_branch
+from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
 from cronduit.daemon_state import DaemonInfo, running_daemon
 from cronduit.ports import Timer
@@ -216,18 +217,9 @@ def _has_clone(state: State, spec: Workspace) -> bool:
 
 def _secrets(config: Config, secrets: dict[str, str]) -> list[Finding]:
     """Every secret the config names and that is not set (names only)."""
-    wanted: dict[str, str] = {}
-    settings = config.settings
-    for field in ("webhook_secret", "github_secret", "github_token", "api_token"):
-        name = getattr(settings, field)
-        if name:
-            wanted.setdefault(name, f"settings.{field}")
-    for job in config.jobs.values():
-        for name in job.secrets:
-            wanted.setdefault(name, f"jobs.{job.name}.secrets")
-    return [Finding(f"secret {name} ({where}) is not set: neither in the secrets file nor "
-                    "in the environment", problem=True)
-            for name, where in wanted.items() if name not in secrets]
+    return [Finding(f"secret {unset.name} ({unset.where}) is not set: neither in the secrets "
+                    "file nor in the environment", problem=True)
+            for unset in unset_secrets(config, secrets)]
 
 
 def _notifications(state: State) -> list[Finding]:

@@ -76,9 +76,19 @@ def read_config_text(path: Path) -> str:
 def load_config_file(path: Path) -> Config:
     """Read and validate the config; on errors print them all (``FILE:LINE:COL: ...``) and
     exit 2, so every command that needs a config refuses a broken one the same way."""
+    return load_config_and_text(path)[0]
+
+
+def load_config_and_text(path: Path) -> tuple[Config, str]:
+    """:func:`load_config_file`, with the text it validated (what the daemon keeps)."""
     text = read_config_text(path)
     try:
-        return load_config(text, str(path))
+        return load_config(text, str(path)), text
     except ConfigErrors as errors:
-        click.echo(str(errors), err=True)
-        sys.exit(2)
+        refuse_config(errors)
+
+
+def refuse_config(errors: ConfigErrors) -> NoReturn:
+    """Print every error of the file, one ``FILE:LINE:COL: message`` a line, and exit 2."""
+    click.echo(str(errors), err=True)
+    sys.exit(2)

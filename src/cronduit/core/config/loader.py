@@ -59,6 +59,23 @@ def load_config(text: str, filename: str) -> Config:
         return _Loading(read_document(text, filename), filename).run()
 
 
+def load_settings(text: str, filename: str) -> Settings | None:
+    """The file's ``settings`` when they validate on their own, whatever the rest holds;
+    None when they do not (or the file does not parse).
+
+    A half-edited file still says where its state lives, so a command can find the config
+    the daemon applied there (see :mod:`cronduit.core.config.in_force`).
+    """
+    try:
+        loading = _Loading(read_document(text, filename), filename)
+    except ConfigErrors:
+        return None
+    data = loading.document.data
+    raw = data.get("settings") if isinstance(data, dict) else None
+    settings, _ = loading._settings(raw if isinstance(raw, dict) else {})
+    return None if loading.problems else settings
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     enabled = gc.isenabled()
