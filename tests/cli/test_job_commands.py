@@ -200,11 +200,18 @@ def test_logs_of_a_pruned_run_say_retention_deleted_them(install: Install) -> No
                "keep their files: settings.kept_runs)\n") == (result.exit_code, result.stderr)
 
 
-def test_logs_refuse_a_run_of_another_job(install: Install) -> None:
-    """``--run`` must name a run of the job given."""
+def test_logs_refuse_a_run_of_another_job_as_bad_input(install: Install) -> None:
+    """``--run`` must name a run of the job given: a usage error, exit 2."""
     install.add(ended("b1", job="build"))
     result = install.invoke("job", "logs", "nightly", "--run", "b1")
-    assert (1, "cronduit: no run b1 of job nightly\n") == (result.exit_code, result.stderr)
+    assert (2, "cronduit: no run b1 of job nightly\n") == (result.exit_code, result.stderr)
+
+
+def test_logs_of_an_unknown_run_id_exit_2(install: Install) -> None:
+    """A ``--run`` id the store does not hold is bad input, like any other usage error."""
+    install.add(ended("r1"))
+    result = install.invoke("job", "logs", "nightly", "--run", "BADID")
+    assert (2, "cronduit: no run BADID of job nightly\n") == (result.exit_code, result.stderr)
 
 
 def test_logs_follow_prints_new_bytes_until_the_run_ends(install: Install) -> None:
@@ -241,7 +248,8 @@ def test_a_manual_run_is_refused_while_the_job_runs(install: Install) -> None:
     install.add(running("b1", job="build"))
     result = install.invoke("job", "run", "build")
     assert (3, "cronduit: job build: the job has a run going; queue the manual run to wait "
-               "behind it\n", []) == (result.exit_code, result.stderr, install.events())
+               "behind it (with --queue)\n", []) == (
+        result.exit_code, result.stderr, install.events())
 
 
 def test_a_manual_run_is_refused_while_another_is_pending(install: Install) -> None:
@@ -249,7 +257,7 @@ def test_a_manual_run_is_refused_while_another_is_pending(install: Install) -> N
     install.accept("manual/build/first", job="build", kind="manual")
     result = install.invoke("job", "run", "build")
     assert (3, "cronduit: job build: a manual run is already waiting; queue this one to wait "
-               "behind it\n") == (result.exit_code, result.stderr)
+               "behind it (with --queue)\n") == (result.exit_code, result.stderr)
 
 
 def test_queue_accepts_a_manual_run_behind_the_one_going(install: Install) -> None:

@@ -171,9 +171,10 @@ def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None
         known_job(state, name)
         with state.store.transaction() as tx:
             run = tx.get_run(run_id) if run_id else _newest_with_log(tx, name)
+        if run is None and not run_id:
+            fail(f"job {name} has no run yet", code=1)
         if run is None or run.job != name:
-            fail(f"no run {run_id} of job {name}" if run_id else f"job {name} has no run yet",
-                 code=1)
+            fail(f"no run {run_id} of job {name}")  # a --run id that is not NAME's: bad input
         if run.outcome == Outcome.SKIPPED:
             fail(f"run {run.id} was skipped ({run.reason}): it never ran, so it has no log",
                  code=1)
@@ -225,7 +226,7 @@ def accept_manual(state: State, job_: Job, inputs: dict[str, str], queue: bool,
             accepted = intake.accept_manual(tx, job_, inputs, queue=queue, operator=operator,
                                             now=rt.clock.now())
     except intake.RequestRefused as refused:
-        fail(str(refused), code=3)
+        fail(str(refused) + (" (with --queue)" if refused.queueable else ""), code=3)
     return accepted.event.delivery_id
 
 
