@@ -8,6 +8,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cronduit import Cron
@@ -145,3 +146,21 @@ def test_cron_next_refuses_an_interval_job_and_an_unknown_one(tmp_path: Path) ->
 def test_cron_next_needs_exactly_one_of_expression_and_job() -> None:
     """Neither, or both, is a usage error."""
     assert 2 == run("cron", "next")[0]
+
+
+def test_a_tz_prefix_points_at_the_tz_option() -> None:
+    """``cron next`` has no time_zone key: the refusal names --tz, with the zone given."""
+    code, out, err = run("cron", "next", "TZ=Europe/Paris 0 9 * * *")
+    assert (2, "", "cronduit: a TZ= prefix is not supported in the expression; give the zone "
+                   "with --tz Europe/Paris instead\n") == (code, out, err)
+
+
+@pytest.mark.parametrize("knob", [["--dst-gap", "skip"], ["--dst-fold", "twice"],
+                                  ["--dst-fold", "once"]])
+def test_dst_knobs_on_a_wildcard_expression_exit_2(knob: list[str]) -> None:
+    """A wildcard expression follows real time, so a DST knob given for it is refused, as
+    the config refuses ``dst`` on such a job, even when it names the default."""
+    code, out, err = run("cron", "next", "*/30 1 * * *", "--tz", "Europe/London", *knob)
+    assert (2, "", f"cronduit: {knob[0]} has no effect: this cron expression's minute or hour "
+                   "field starts with *, so it follows real time through DST changes\n") == (
+        code, out, err)
