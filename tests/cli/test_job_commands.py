@@ -339,6 +339,47 @@ def test_a_followed_manual_run_streams_its_log_and_exits_with_its_outcome(
         result.exit_code, result.stdout, result.stderr)
 
 
+def test_a_followed_run_says_when_it_waits_between_attempts(install: Install) -> None:
+    """Attempt 1 fails and the run sleeps 30s: stderr (not a terminal here) gets one line
+    with the attempt, its exit status and when the next starts, however often the command
+    looks during the backoff; stdout stays the log alone."""
+    install.heartbeat()
+    clock = FakeClock(T0)
+
+    def start() -> None:
+        [event] = install.events()
+        with install.store.transaction() as tx:
+            tx.insert_run(Run(id="m1", job="build", kind="manual", label=event.label,
+                              state="running", created_at=T0, started_at=T0, attempts=1))
+            tx.set_event_state([event.seq], "consumed", "m1")
+        install.write_log("m1", "try 1\n")
+
+    def back_off() -> None:
+        with install.store.transaction() as tx:
+            tx.update_run("m1", state="backoff", exit_status=1, reason="exit status 1",
+                          next_attempt_at=T0 + timedelta(seconds=30))
+
+    def retry() -> None:
+        with install.store.transaction() as tx:
+            tx.update_run("m1", state="running", attempts=2, next_attempt_at=None)
+        install.write_log("m1", "try 2\n")
+
+    def succeed() -> None:
+        with install.store.transaction() as tx:
+            tx.update_run("m1", reason="")  # as the engine ends a run: with its own reason
+        end_run(install.store, "m1", "success")
+
+    steps = iter([start, back_off, lambda: clock.advance(timedelta(seconds=10)), retry,
+                  succeed])
+    result = install.invoke("job", "run", "build", "--operator", "fay", clock=clock,
+                            sleep=lambda _: next(steps)())
+    assert (0, "try 1\ntry 2\n", [
+        "cronduit: run m1 of build [manual by fay]",
+        "cronduit: attempt 1 failed (exit status 1); attempt 2 at 2026-03-30T12:00:30Z (in 30s)",
+        "cronduit: run m1: success after 3.0s, 2 attempts",
+    ]) == (result.exit_code, result.stdout, result.stderr.splitlines())
+
+
 def test_running_an_unknown_job_exits_2(install: Install) -> None:
     """Only configured jobs can be run."""
     result = install.invoke("job", "run", "nope")

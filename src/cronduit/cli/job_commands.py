@@ -22,11 +22,13 @@ from cronduit.audit import UNKNOWN_OPERATOR, describe
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
 from cronduit.cli.options import config_option, fail
 from cronduit.cli.render import (
+    RetryNews,
     cell,
     duration_s,
     echo_json,
     echo_table,
     outcome_summary,
+    stderr_is_terminal,
     utc,
 )
 from cronduit.core.backfill import trigger_policy
@@ -140,17 +142,20 @@ def _copy_new(path: Path, offset: int) -> int:
 
 
 def stream_log(state: State, rt: Runtime, run: Run, follow: bool) -> Run:
-    """Print the run's log; with ``follow``, keep printing until the run ends. The run as
-    last read."""
+    """Print the run's log; with ``follow``, keep printing until the run ends, saying on
+    stderr when it waits between attempts. The run as last read."""
     path = state.paths.log(run.id)
     offset = 0
+    news = RetryNews(stderr_is_terminal(), lambda text: click.echo(text, nl=False, err=True))
     while True:
         with state.store.transaction() as tx:
             run = tx.get_run(run.id) or run
+        news.settle(run)
         # The state is read before the bytes, so an ended run's last words are printed.
         offset = _copy_new(path, offset)
         if not follow or run.state == "ended":
             return run
+        news.show(run, rt.clock.now())
         rt.sleep(POLL_SECONDS)
 
 
