@@ -432,6 +432,31 @@ def test_wait_times_out_with_124_and_ignores_ends_from_before_the_call(
         result.exit_code, result.stdout, result.stderr)
 
 
+@pytest.mark.parametrize(("outcome", "event", "code"), [
+    ("success", "completed", 0),
+    ("failure", "failed", 1),
+])
+def test_wait_json_prints_the_run_end_and_keeps_the_exit_status(
+    install: Install, outcome: str, event: str, code: int,
+) -> None:
+    """One JSON document on stdout; the exit status is the one the plain output gives."""
+    install.add(running("w1"))
+    result = install.invoke("job", "wait", "nightly", "--json",
+                            sleep=lambda _: end_run(install.store, "w1", outcome))
+    assert (code, {"job": "nightly", "run": "w1", "event": event, "outcome": outcome,
+                   "ended_at": "2026-03-30T12:00:03Z"}) == (
+        result.exit_code, json.loads(result.stdout))
+
+
+def test_wait_json_that_times_out_prints_nothing_and_exits_124(install: Install) -> None:
+    """No document on a timeout: stdout stays empty and stderr has its one line."""
+    clock = FakeClock(T0)
+    result = install.invoke("job", "wait", "nightly", "--json", "--timeout", "1s", clock=clock,
+                            sleep=lambda seconds: clock.advance(timedelta(seconds=seconds)))
+    assert (124, "", "cronduit: no run of nightly ended within 1s\n") == (
+        result.exit_code, result.stdout, result.stderr)
+
+
 def test_wait_refuses_a_bad_timeout(install: Install) -> None:
     """``--timeout`` takes a duration such as 30s."""
     result = install.invoke("job", "wait", "nightly", "--timeout", "30")

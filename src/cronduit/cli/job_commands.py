@@ -339,6 +339,12 @@ def describe_end(ended: RunEnd) -> str:
            f"{cell(ended.ended_at)}"
 
 
+def end_json(ended: RunEnd) -> dict[str, object]:
+    """The run-ended event as ``job wait --json`` prints it."""
+    return {"job": ended.job, "run": ended.run_id, "event": ended.event,
+            "outcome": ended.outcome, "ended_at": utc(ended.ended_at)}
+
+
 def next_run_end(state: State, rt: Runtime, name: str, after: int,
                  timeout: int | None) -> RunEnd | None:
     """The job's first run end recorded after seq ``after``; None once ``timeout`` seconds
@@ -358,8 +364,10 @@ def next_run_end(state: State, rt: Runtime, name: str, after: int,
 @click.argument("name")
 @click.option("--timeout", "timeout_text", metavar="DURATION",
               help="Give up after this long (30s, 5m, 1h): exit 124.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the run-ended event as one JSON object.")
 @config_option
-def wait(name: str, timeout_text: str | None, config_path: Path) -> None:
+def wait(name: str, timeout_text: str | None, as_json: bool, config_path: Path) -> None:
     """Wait for NAME's next run to end (after this command starts) and print how it ended.
 
     Exit 0 if it completed, 1 if it failed, timed out or was cancelled, 124 on --timeout.
@@ -382,7 +390,10 @@ def wait(name: str, timeout_text: str | None, config_path: Path) -> None:
             raise SystemExit(INTERRUPTED) from None
     if ended is None:
         fail(f"no run of {name} ended within {timeout_text}", code=TIMED_OUT)
-    click.echo(describe_end(ended))
+    if as_json:
+        echo_json(end_json(ended))
+    else:
+        click.echo(describe_end(ended))
     raise SystemExit(WAIT_EVENTS.get(ended.event, 1))
 
 
