@@ -1,10 +1,10 @@
 """What the state commands get from the world: the clock, a way to wait, the store, the daemon.
 
-Commands never read the time or sleep directly; they ask :func:`runtime`, which is the real
-thing unless a caller passed another :class:`Runtime` as click's context object. Tests do
-that (``CliRunner().invoke(cli, args, obj=Runtime(clock, sleep=...))``) so that following a
-log or waiting for a run end needs neither patches nor real time: their ``sleep`` moves
-their clock.
+Commands never read the time, sleep or signal the daemon directly; they ask :func:`runtime`,
+which is the real thing unless a caller passed another :class:`Runtime` as click's context
+object. Tests do that (``CliRunner().invoke(cli, args, obj=Runtime(clock, sleep=...))``) so
+that following a log, waiting for a run end or an apply's answer needs neither patches nor
+real time: their ``sleep`` moves their clock, and their ``reload`` plays the daemon.
 """
 
 from __future__ import annotations
@@ -41,13 +41,25 @@ def nudge_daemon(info: DaemonInfo) -> None:
         os.kill(info.pid, signal.SIGUSR1)
 
 
+def ask_reload(info: DaemonInfo) -> None:
+    """Ask the daemon to reload its config (SIGHUP); exit 1 when it cannot be asked."""
+    if info.host != socket.gethostname():  # its pid means another process here
+        fail(f"the daemon runs on {info.host}: run cronduit apply there", code=1)
+    try:
+        os.kill(info.pid, signal.SIGHUP)
+    except OSError as error:
+        fail(f"cannot signal the daemon (pid {info.pid}): {error.strerror or error}", code=1)
+
+
 @dataclass(frozen=True)
 class Runtime:
-    """The clock, the wait between looks at the store, and how to wake the daemon."""
+    """The clock, the wait between looks at the store, and how to wake the daemon or make it
+    reload."""
 
     clock: Clock = field(default_factory=SystemClock)
     sleep: Callable[[float], None] = time.sleep
     nudge: Callable[[DaemonInfo], None] = nudge_daemon
+    reload: Callable[[DaemonInfo], None] = ask_reload
 
 
 def runtime() -> Runtime:

@@ -2,7 +2,8 @@
 
 On a terminal tables are drawn with rich; anywhere else (a pipe, a file, a test) they are
 plain columns separated by two spaces, so ``grep`` and ``awk`` work. ``--json`` output is one
-JSON object per line, with instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
+JSON object per line for a list and one document on one line for a single answer, with
+instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
 """
 
 from __future__ import annotations
