@@ -120,9 +120,13 @@ def test_apply_gives_up_when_the_daemon_does_not_answer(install: Install) -> Non
 
 
 def test_apply_does_not_signal_a_daemon_on_another_host(install: Install) -> None:
-    """Its pid means another process here: exit 1 naming the host, and no signal sent."""
+    """Its pid means another process here: exit 1 naming the host, no signal sent and
+    nothing left for the daemon."""
     install.heartbeat(host="elsewhere.example")
-    runtime = Runtime(clock=install.clock, sleep=lambda _: None)
+    signalled: list[DaemonInfo] = []
+    runtime = Runtime(clock=install.clock, sleep=lambda _: None, reload=signalled.append)
     result = CliRunner().invoke(cli, ["apply", "-c", str(install.path)], obj=runtime)
-    assert (1, "cronduit: the daemon runs on elsewhere.example: run cronduit apply there\n") == (
-        result.exit_code, result.stderr)
+    with install.store.transaction() as tx:
+        asked = tx.get_meta(APPLY_ASKED)
+    assert (1, "cronduit: the daemon runs on elsewhere.example: run cronduit apply there\n",
+            [], None) == (result.exit_code, result.stderr, signalled, asked)

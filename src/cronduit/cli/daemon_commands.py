@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
@@ -143,6 +144,8 @@ def _ask_apply(state: State, rt: Runtime, operator: str | None) -> dict[str, Any
     if info is None:
         fail("no cronduit daemon is running for this state; the config is read when "
              "it starts", 1)
+    if info.host != socket.gethostname():  # its pid names another process here
+        fail(f"the daemon runs on {info.host}: run cronduit apply there", 1)
     asked = rt.clock.now()
     with state.store.transaction() as tx:
         tx.set_meta(APPLY_ASKED, json.dumps({"operator": operator, "at": asked.isoformat()}))
