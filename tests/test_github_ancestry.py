@@ -282,14 +282,14 @@ def test_an_unsafe_repository_name_is_not_put_in_a_url() -> None:
 
 
 def ask(
-    workspace: Path | None, sha: str, handler: Handler, *, token: str | None = TOKEN
+    clones: list[Path], sha: str, handler: Handler, *, token: str | None = TOKEN
 ) -> bool | None:
     """``head_in_branch`` for ``main`` of acme/reels with a faked GitHub."""
 
     async def run() -> bool | None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
             return await head_in_branch(
-                workspace, "main", sha, token=token, repository="acme/reels", client=client
+                clones, "main", sha, token=token, repository="acme/reels", client=client
             )
 
     return asyncio.run(run())
@@ -297,51 +297,64 @@ def ask(
 
 def test_a_yes_from_the_clone_is_final(clone: Clone) -> None:
     """History only grows: GitHub is not asked."""
-    assert True is ask(clone.path, clone.first, never_called)
+    assert True is ask([clone.path], clone.first, never_called)
 
 
 def test_a_no_from_a_possibly_stale_clone_is_checked_with_github(clone: Clone) -> None:
     """The clone may not have fetched the commit's arrival on main; GitHub has."""
-    assert True is ask(clone.path, clone.aside, compare_says("behind"))
+    assert True is ask([clone.path], clone.aside, compare_says("behind"))
 
 
 def test_an_unknown_commit_in_the_clone_is_asked_of_github(clone: Clone) -> None:
     """GitHub's answer wins when it has one."""
-    assert False is ask(clone.path, UNKNOWN, compare_says("diverged"))
+    assert False is ask([clone.path], UNKNOWN, compare_says("diverged"))
 
 
 def test_the_clones_answer_stands_when_github_cannot_tell(clone: Clone) -> None:
     """A failing API does not turn a "no" into "unknown", nor the reverse."""
     failing: Handler = lambda request: httpx.Response(503)  # noqa: E731
     assert (False, None) == (
-        ask(clone.path, clone.aside, failing),
-        ask(clone.path, UNKNOWN, failing),
+        ask([clone.path], clone.aside, failing),
+        ask([clone.path], UNKNOWN, failing),
     )
 
 
 def test_without_a_clone_github_answers() -> None:
     """No workspace: the compare API alone."""
-    assert True is ask(None, UNKNOWN, compare_says("identical"))
+    assert True is ask([], UNKNOWN, compare_says("identical"))
 
 
 def test_without_a_token_github_is_not_asked(clone: Clone) -> None:
     """The clone's answer, or unknown with no clone at all."""
     assert (False, None) == (
-        ask(clone.path, clone.aside, never_called, token=None),
-        ask(None, UNKNOWN, never_called, token=None),
+        ask([clone.path], clone.aside, never_called, token=None),
+        ask([], UNKNOWN, never_called, token=None),
     )
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_any_clone_given_may_say_yes(clone: Clone, tmp_path: Path, first: bool) -> None:
+    """A folder that is no clone, before or after the clone that knows: the answer is yes."""
+    clones = [tmp_path, clone.path] if first else [clone.path, tmp_path]
+    assert True is ask(clones, clone.first, never_called, token=None)
+
+
+def test_a_no_from_one_clone_stands_when_the_others_cannot_tell(
+        clone: Clone, tmp_path: Path) -> None:
+    """Without a token, a clone's "no" is the answer even beside one that does not know."""
+    assert False is ask([tmp_path, clone.path], clone.aside, never_called, token=None)
 
 
 def test_a_malformed_sha_is_unknown_without_asking_anyone(clone: Clone) -> None:
     """Neither git nor GitHub sees it."""
-    assert None is ask(clone.path, "not-a-sha", never_called)
+    assert None is ask([clone.path], "not-a-sha", never_called)
 
 
 def test_the_compare_api_is_asked_with_a_client_of_its_own_when_none_is_given() -> None:
     """The daemon may pass its shared client; without one a client is made and closed."""
     answer = asyncio.run(
         head_in_branch(
-            None, "main", UNKNOWN, token=TOKEN, repository="acme/reels", client=None,
+            [], "main", UNKNOWN, token=TOKEN, repository="acme/reels", client=None,
             api_url="http://127.0.0.1:9",  # nothing listens on the discard port
             timeout=2,
         )

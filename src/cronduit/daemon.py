@@ -30,6 +30,7 @@ from cronduit import audit, workspace
 from cronduit.acceptor import Acceptor
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.model import Config
+from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
 from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_heartbeat
 from cronduit.engine import Engine
@@ -98,7 +99,9 @@ class Daemon:
                                 dry_run=dry_run)
 
     def _log(self, line: str) -> None:
-        self.log(f"{format_utc(self.clock.now())} {line}")
+        # The last line of defence: an outside value that reached a line uncleaned (a label
+        # stored by an older version) cannot write control characters into the log.
+        self.log(f"{format_utc(self.clock.now())} {clean(line)}")
 
     def wake(self) -> None:
         """Ask the loop to look now (thread-safe through the loop's call_soon)."""

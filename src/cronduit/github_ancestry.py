@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -36,7 +37,7 @@ _log = logging.getLogger(__name__)
 
 
 async def head_in_branch(
-    workspace: Path | None,
+    clones: Sequence[Path],
     branch: str,
     sha: str,
     *,
@@ -49,25 +50,27 @@ async def head_in_branch(
 ) -> bool | None:
     """Whether commit ``sha`` is in the history of ``branch`` of ``repository``.
 
-    The job's workspace clone is asked first, as it costs no API call. A "yes" from it is
-    final (history only grows); a "no" or "unknown" may come from a clone not fetched since
-    the commit landed, so GitHub is asked too when a token is configured, and its answer,
-    when it has one, wins. With neither a clone nor a token the answer is ``None``.
+    The workspace clones given (those of every job waiting on the answer) are asked first,
+    all at once, as they cost no API call. A "yes" from any of them is final (history only
+    grows); a "no" or "unknown" may come from a clone not fetched since the commit landed,
+    or from a clone of another repository, so GitHub is asked too when a token is
+    configured, and its answer, when it has one, wins. Otherwise a "no" from a clone
+    stands; with no clone and no token the answer is ``None``.
     """
     if not (is_branch_name(branch) and is_commit_sha(sha)):
         return None
-    answer = None
-    if workspace is not None:
-        answer = await ancestor_in_clone(workspace, branch, sha, timeout=timeout, git=git)
-        if answer:
-            return True
+    answers = await asyncio.gather(
+        *(ancestor_in_clone(clone, branch, sha, timeout=timeout, git=git) for clone in clones)
+    )
+    if any(answer is True for answer in answers):
+        return True
     if token:
         on_github = await ancestor_on_github(
             repository, branch, sha, token=token, client=client, timeout=timeout, api_url=api_url
         )
         if on_github is not None:
             return on_github
-    return answer
+    return False if any(answer is False for answer in answers) else None
 
 
 async def ancestor_in_clone(

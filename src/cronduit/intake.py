@@ -22,6 +22,7 @@ from cronduit.core.enums import TriggerKind
 from cronduit.core.github import CodeEvent
 from cronduit.core.inputs import resolve_inputs
 from cronduit.core.overlap import REFUSED_PAUSED, JobState, Trigger, manual_refusal
+from cronduit.core.text import clean
 from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import Delivery, Event, NewEvent, Transaction
 
@@ -98,7 +99,7 @@ def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue
         refusal += f" ({describe(pause)})" if pause is not None else ""
     if refusal is not None:
         raise RequestRefused(409, f"job {job.name}: {refusal}", queueable=queueable)
-    label = "manual" if operator is None else f"manual by {operator}"
+    label = "manual" if operator is None else f"manual by {clean(operator)}"
     delivery_id = f"manual/{job.name}/{uuid.uuid4().hex}"
     accepted = _insert(tx, NewEvent(delivery_id, job.name, TriggerKind.MANUAL, label, now,
                                     payload=json.dumps({"inputs": dict(inputs)}),
@@ -161,13 +162,10 @@ def accept_webhook(tx: Transaction, job: Job, delivery_id: str, body: bytes,
 
 def webhook_label(body: str) -> str:
     """``webhook`` and the start of the body on one line, clipped at :data:`LABEL_BODY_CHARS`
-    characters (marked ``…``)."""
+    characters (marked ``…``), its control characters shown as escapes (``\\x1b``)."""
     flat = " ".join(body.split())
-    if not flat:
-        return "webhook"
-    if len(flat) > LABEL_BODY_CHARS:
-        flat = flat[:LABEL_BODY_CHARS - 1] + "…"
-    return f"webhook {flat}"
+    # Only the head is cleaned: one character more than fits is enough to know it is cut.
+    return f"webhook {clean(flat[:LABEL_BODY_CHARS + 1], LABEL_BODY_CHARS)}" if flat else "webhook"
 
 
 @dataclass(frozen=True)

@@ -98,19 +98,25 @@ class ProcessRunner:
                  for item, spec in zip(launches, specs, strict=True)]
         started = [None if pending is None else self._guarded(item, pending.result)
                    for item, pending in zip(launches, begun, strict=True)]
-        for (run, _, _, attempt), attempt_started in zip(launches, started, strict=True):
-            if attempt_started is None:
-                continue
-            used = self._in_workspace.get(run.id)
-            if used is not None and used[1] == "shared":
-                workspace.record_hold(used[0], run.id, attempt_started.pid,
-                                      attempt_started.start_time)
-            self._watch(run.id, attempt, attempt_started)
+        for item, attempt_started in zip(launches, started, strict=True):
+            if attempt_started is not None:
+                self._guarded(item, partial(self._started, item[0].id, item[3], attempt_started))
         return [None if s is None else (s.pid, s.start_time) for s in started]
 
+    def _started(self, run_id: str, number: int, attempt: Attempt) -> None:
+        used = self._in_workspace.get(run_id)
+        if used is not None and used[1] == "shared":
+            workspace.record_hold(used[0], run_id, attempt.pid, attempt.start_time)
+        self._watch(run_id, number, attempt)
+
     def _guarded(self, item: tuple[Run, Job, Event, int], step: Callable[[], T]) -> T | None:
-        """One step of a launch, or None with the attempt reported ended without a process:
-        one job whose ``dir`` is missing must not stop the daemon, nor the launches beside it."""
+        """One step of a launch, or None with the attempt reported ended without a process.
+
+        Whatever goes wrong with one launch (a missing ``dir``, a workspace that cannot be
+        prepared, a job the executor cannot start, a fault of cronduit's own) ends that
+        attempt with the reason, recorded as ``failure``: it must never stop the daemon, nor
+        the launches beside it, nor come back to stop the next daemon at the same run.
+        """
         run, _, _, attempt = item
         try:
             return step()
@@ -124,6 +130,8 @@ class ProcessRunner:
             why = error.strerror or type(error).__name__
             where = f": {error.filename}" if error.filename is not None else ""
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=why + where))
+        except Exception as error:  # any other fault ends this attempt, never the daemon
+            self._end_unstarted(run, attempt, AttemptReport(None, not_started=_fault(error)))
         return None
 
     def _end_unstarted(self, run: Run, attempt: int, report: AttemptReport) -> None:
@@ -267,6 +275,18 @@ def _inputs(job: Job, run: Run) -> dict[str, str]:
         return resolve_inputs(job.inputs, given)
     except InputError:
         return {name: spec.default for name, spec in job.inputs.items()}
+
+
+FAULT_CHARS = 200
+"""How much of an unexpected error's message a run's reason keeps."""
+
+
+def _fault(error: Exception) -> str:
+    """An unexpected launch error as a run's reason: its kind and the start of its message,
+    on one printable line (the message is cronduit's own, never the job's environment)."""
+    text = " ".join(str(error).split())
+    text = "".join(c if c.isprintable() else "?" for c in text)[:FAULT_CHARS]
+    return f"cronduit could not launch it ({type(error).__name__}{': ' + text if text else ''})"
 
 
 def _write_file(path: Path, text: str) -> None:

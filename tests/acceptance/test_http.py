@@ -142,3 +142,30 @@ def test_rotating_the_webhook_secret_and_applying_revokes_the_old_urls(
     assert 404 == httpx.post(old, content=b"b", timeout=10).status_code
     assert 202 == httpx.post(new, content=b"c", timeout=10).status_code
     deployment.kill(daemon)
+
+
+def test_a_dry_run_accepts_run_now_from_the_api_and_the_cli_and_runs_both_later(
+    deployment: Deployment,
+) -> None:
+    """SPEC §3: in ``serve --dry-run`` manual triggers are accepted and wait, whether they
+    come by HTTP or by ``cronduit job run``; the next normal start runs them (coalesced)."""
+    deployment.write(CONFIG)
+    dry = deployment.serve("--dry-run", extra_env=SECRETS)
+    answer = httpx.post(f"{base_url(deployment)}/v1/jobs/build/run?queue=1", timeout=10,
+                        headers={"Authorization": f"Bearer {API_TOKEN}"})
+    assert (201, "waiting", None) == (answer.status_code, answer.json()["state"],
+                                      answer.json()["run_id"])
+    assert "dry run" in answer.json()["note"]
+    by_cli = subprocess.run([sys.executable, "-m", "cronduit", "job", "run", "build", "--queue",
+                             "-c", str(deployment.config)], capture_output=True, text=True,
+                            timeout=30, check=False)
+    assert 0 == by_cli.returncode, by_cli.stderr
+    assert "dry run" in by_cli.stderr
+    assert [] == deployment.runs("build")
+    dry.terminate()
+    dry.wait(timeout=10)
+    deployment.serve(extra_env=SECRETS)
+    deployment.wait_for(lambda: [r.outcome for r in deployment.runs("build")] == ["success"])
+    assert ["built"] == deployment.lines("builds.txt")
+    (record,) = deployment.history_json("build")
+    assert 2 == len(record["triggers"])  # type: ignore[arg-type]

@@ -174,9 +174,9 @@ def test_a_command_given_as_a_string_points_at_run() -> None:
     ] == errors("jobs:\n  a: {command: ls -l}\n")
 
 
-def test_a_job_without_command_run_or_steps_is_refused_at_its_name() -> None:
+def test_a_job_without_command_or_run_is_refused_at_its_name() -> None:
     """What to run is the one thing every job needs."""
-    assert ["c.yaml:2:3: jobs.a: needs one of command, run or steps: what to run"] == errors(
+    assert ["c.yaml:2:3: jobs.a: needs command or run: what to run"] == errors(
         'jobs:\n  a:\n    cron: "0 9 * * *"\n'
     )
 
@@ -315,7 +315,7 @@ def test_after_must_name_another_existing_job() -> None:
 
 def test_after_may_name_a_job_that_is_itself_invalid() -> None:
     """The other job exists even if it has errors; only its own errors are reported."""
-    assert ["c.yaml:2:3: jobs.a: needs one of command, run or steps: what to run"] == errors(
+    assert ["c.yaml:2:3: jobs.a: needs command or run: what to run"] == errors(
         "jobs:\n  a: {}\n  b: {run: x, on: {after: {job: a}}}\n"
     )
 
@@ -368,6 +368,24 @@ def test_an_input_default_that_is_a_number_asks_for_quotes() -> None:
 
 
 # -- steps -------------------------------------------------------------------------------
+# Steps and durable are refused in a file until durable executions are built; the rules of
+# SPEC §8 are still checked, and reported beside the refusal.
+
+NOT_YET = "not available yet in this version of cronduit"
+STEPS_NOT_YET = f"{NOT_YET} (durable multi-step executions); give the job one command or run"
+DURABLE_NOT_YET = f"{NOT_YET} (durable executions that resume where they failed)"
+
+
+def test_steps_and_durable_are_refused_at_their_keys_until_they_are_built() -> None:
+    """A valid steps job passes no check: serving it would fail at its first run."""
+    text = """\
+        jobs:
+          a:
+            steps: [{id: one, run: x}]
+            durable: {retention: 1d}
+        """
+    assert [f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
+            f"c.yaml:4:5: jobs.a.durable: {DURABLE_NOT_YET}"] == errors(text)
 
 
 def test_step_inputs_must_come_from_earlier_steps_outputs() -> None:
@@ -381,6 +399,7 @@ def test_step_inputs_must_come_from_earlier_steps_outputs() -> None:
               - {id: tell, run: z, inputs: {WHO: nobody.X, V: build.VERSION}}
         """
     assert [
+        f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
         "c.yaml:4:64: jobs.a.steps[0].inputs.NEXT: refers to step 'ship', which runs later: "
         "an input must come from an earlier step",
         "c.yaml:5:59: jobs.a.steps[1].inputs.SELF: refers to its own step: an input must come "
@@ -400,7 +419,8 @@ def test_step_ids_must_be_unique_and_steps_need_command_or_run() -> None:
               - {id: one, run: x}
               - {id: one, run: y}
         """
-    assert ["c.yaml:5:14: jobs.a.steps[1].id: repeats the id of steps[0]"] == errors(text)
+    assert [f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
+            "c.yaml:5:14: jobs.a.steps[1].id: repeats the id of steps[0]"] == errors(text)
 
 
 def test_at_most_32_steps_and_32_outputs() -> None:
@@ -412,7 +432,9 @@ def test_at_most_32_steps_and_32_outputs() -> None:
         f"      - {{id: s, run: x, outputs: [{outputs}]}}\n"
     )
     assert [
+        f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
         "c.yaml:4:7: jobs.a.steps: must list at most 32 steps",
+        f"c.yaml:38:5: jobs.b.steps: {STEPS_NOT_YET}",
         "c.yaml:39:34: jobs.b.steps[0].outputs: must list at most 32 outputs",
     ] == errors(text)
 
@@ -429,6 +451,7 @@ def test_the_steps_backoff_must_fit_the_timeout_together() -> None:
               - {id: two, run: y, retry: {attempts: 2, backoff: 6m}}
         """
     assert [
+        f"c.yaml:5:5: jobs.a.steps: {STEPS_NOT_YET}",
         "c.yaml:5:5: jobs.a.steps: the steps' worst-case total backoff (10m) is not smaller "
         "than the timeout (10m): the last attempt could never start"
     ] == errors(text)
@@ -436,7 +459,8 @@ def test_the_steps_backoff_must_fit_the_timeout_together() -> None:
 
 def test_durable_needs_steps() -> None:
     """Retention is about multi-step executions only."""
-    assert ["c.yaml:2:15: jobs.a.durable: applies only to a job with steps"] == errors(
+    assert ["c.yaml:2:15: jobs.a.durable: applies only to a job with steps",
+            f"c.yaml:2:15: jobs.a.durable: {DURABLE_NOT_YET}"] == errors(
         "jobs:\n  a: {run: x, durable: {retention: 1d}}\n"
     )
 

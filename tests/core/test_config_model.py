@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from cronduit.core.config import (
     CatchUp,
     Config,
+    ConfigErrors,
     Job,
     OverlapSpec,
     Retry,
@@ -118,10 +119,19 @@ def test_listen_addresses_split_into_host_and_port(listen: str, expected: tuple[
     assert expected == load(f"settings: {{listen: '{listen}'}}\n").settings.listen_address
 
 
-def test_a_postgresql_state_url_is_accepted() -> None:
-    """``state`` is a directory or a PostgreSQL URL (SPEC §10)."""
-    settings = load("settings: {state: 'postgresql://cronduit@db/cronduit'}\n").settings
-    assert settings.uses_postgres
+def test_a_postgresql_state_url_is_a_valid_setting_for_code() -> None:
+    """``state`` is a directory or a PostgreSQL URL (SPEC §10): the model takes the URL."""
+    assert Settings(state="postgresql://cronduit@db/cronduit").uses_postgres
+
+
+def test_a_postgresql_state_url_in_a_file_is_refused_until_the_store_exists() -> None:
+    """A file naming a PostgreSQL state is refused at check, at the value, saying why: a
+    daemon would otherwise start on it and fail."""
+    with pytest.raises(ConfigErrors) as caught:
+        load("settings: {state: 'postgresql://cronduit@db/cronduit'}\n")
+    assert ["c.yaml:1:19: settings.state: not available yet in this version of cronduit (the "
+            "PostgreSQL store); give a directory for the embedded SQLite store (the default is "
+            ".cronduit)"] == [str(error) for error in caught.value.errors]
 
 
 def test_empty_sections_read_as_empty() -> None:
@@ -264,8 +274,8 @@ def test_a_single_attempt_never_sleeps() -> None:
 
 def test_a_step_inherits_the_jobs_retry_unless_it_has_its_own() -> None:
     """``retry_for`` says which retry governs a step."""
-    steps = "[{id: a, run: x}, {id: b, run: y, retry: {attempts: 3}}]"
-    steps_job = job(f"{{timeout: 1h, retry: {{attempts: 2}}, steps: {steps}}}")
+    steps = (Step(id="a", run="x"), Step(id="b", run="y", retry=Retry(attempts=3)))
+    steps_job = Job(name="a", timeout=3600, retry=Retry(attempts=2), steps=steps)
     first, second = steps_job.steps or ()
     assert (Retry(attempts=2), Retry(attempts=3)) == (
         steps_job.retry_for(first),

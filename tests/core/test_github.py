@@ -24,6 +24,7 @@ from cronduit.core.github import (
     NULL_SHA,
     CodeEvent,
     DeliveryError,
+    events_needing_confirmed_branch,
     is_branch_name,
     is_commit_sha,
     jobs_awaiting_branch,
@@ -492,7 +493,7 @@ def test_a_label_keeps_payload_names_printable_and_short() -> None:
     payload = load("release_published")
     payload["release"]["tag_name"] = "v1\n" + "x" * 200
     label = read_delivery("release", payload).label
-    assert label.startswith("release.published v1?xx")
+    assert label.startswith("release.published v1\\x0axx")
     assert label.endswith("…")
     assert len("release.published ") + 64 == len(label)
 
@@ -728,3 +729,18 @@ def test_a_checks_facts_say_the_branch_is_unverified_until_asked() -> None:
     )
     verified = with_verified_branch(event, verified=False)
     assert [key for key, _ in event.details] == [key for key, _ in verified.details]
+
+
+@pytest.mark.parametrize(("events", "branches", "expected"), [
+    (["check_suite.completed"], ["main"], ["check_suite.completed"]),
+    (["push", "check_run", "check_suite.requested"], ["main"],
+     ["check_run", "check_suite.requested"]),
+    (["check_suite.completed"], [], []),
+    (["push", "release.published"], ["main"], []),
+    (["check_suites", "check_runner.done"], ["main"], []),
+])
+def test_only_branch_filtered_check_events_need_a_confirmed_branch(
+        events: list[str], branches: list[str], expected: list[str]) -> None:
+    """A push names its branch itself; a check only claims one, and only a filter cares."""
+    rule = OnRule(tuple(events), tuple(branches))
+    assert expected == events_needing_confirmed_branch(rule)

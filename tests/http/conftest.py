@@ -57,6 +57,8 @@ class Api:
     store: SqliteStore
     runner: FakeRunner
     clock: FakeClock
+    lines: list[str]
+    """What the engine logged, one line each."""
 
     def hook(self, job: str, secret: str = HOOK_SECRET) -> str:
         return f"/hooks/{job}/{webhook_token(secret, job)}"
@@ -80,22 +82,26 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def api(tmp_path: Path) -> AsyncIterator[Api]:
-    async for made in _api(tmp_path, dispatch=True):
+    async for made in open_api(tmp_path, dispatch=True):
         yield made
 
 
 @pytest.fixture
 async def dry_api(tmp_path: Path) -> AsyncIterator[Api]:
-    async for made in _api(tmp_path, dispatch=False):
+    async for made in open_api(tmp_path, dispatch=False):
         yield made
 
 
-async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
-    config = load_config(CONFIG, "cronduit.yaml")
+async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG
+                   ) -> AsyncIterator[Api]:
+    """The app over a store in ``folder``, on ``config_text`` (the shared CONFIG unless a
+    test needs jobs of its own)."""
+    config = load_config(config_text, "cronduit.yaml")
     store = SqliteStore(folder / "cronduit.db")
     runner = FakeRunner()
     clock = FakeClock(T0)
-    engine = Engine(config, store, runner, dispatch=dispatch)
+    lines: list[str] = []
+    engine = Engine(config, store, runner, dispatch=dispatch, log=lines.append)
     engine.apply(config, clock.now())
     secrets = {"HOOK_KEY": HOOK_SECRET, "API_KEY": API_TOKEN, "GITHUB_KEY": GITHUB_SECRET}
 
@@ -112,6 +118,6 @@ async def _api(folder: Path, *, dispatch: bool) -> AsyncIterator[Api]:
     app = create_app(gateway)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
-        yield Api(client, app, gateway, engine, store, runner, clock)
+        yield Api(client, app, gateway, engine, store, runner, clock, lines)
     acceptor.close()
     store.close()

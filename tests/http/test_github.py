@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cronduit.core.enums import TriggerKind
-from tests.http.conftest import GITHUB_SECRET, Api
+from tests.http.conftest import GITHUB_SECRET, Api, open_api
 
 pytestmark = pytest.mark.anyio
 
@@ -134,14 +134,7 @@ async def test_a_forks_main_is_never_ours(api: Api, tmp_path: Path) -> None:
 
 async def test_a_head_confirmed_in_the_workspace_clone_names_the_branch(
         api: Api, tmp_path: Path) -> None:
-    upstream, clone = tmp_path / "upstream", tmp_path / "clone"
-    upstream.mkdir()
-    git(upstream, "init", "-q", "-b", "main")
-    (upstream / "a.txt").write_text("a\n")
-    git(upstream, "add", "a.txt")
-    git(upstream, "commit", "-q", "-m", "a")
-    head = git(upstream, "rev-parse", "HEAD")
-    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    clone, head = make_clone(tmp_path)
     api.gateway.workspace = lambda _: clone
     payload = fixture("check_suite_completed")
     payload["check_suite"]["head_sha"] = head
@@ -152,6 +145,27 @@ async def test_a_head_confirmed_in_the_workspace_clone_names_the_branch(
     assert True is json.loads(first.payload)["delivery"]["branch_verified"]
 
 
+WAITING = """\
+settings: {{github_secret: GITHUB_KEY}}
+jobs:
+  {0}: {{run: "true", on: {{events: [check_suite.completed], branches: [main]}}}}
+  {1}: {{run: "true", on: {{events: [check_suite.completed], branches: [main]}}}}
+"""
+
+
+@pytest.mark.parametrize("order", [("bare", "cloned"), ("cloned", "bare")])
+async def test_any_waiting_jobs_clone_confirms_the_branch_whatever_the_config_order(
+        tmp_path: Path, order: tuple[str, str]) -> None:
+    """Two jobs wait on main and only ``cloned`` has a clone: its clone answers for both."""
+    clone, head = make_clone(tmp_path)
+    payload = fixture("check_suite_completed")
+    payload["check_suite"]["head_sha"] = head
+    async for api in open_api(tmp_path / "state", config_text=WAITING.format(*order)):
+        api.gateway.workspace = lambda name: clone if name == "cloned" else None
+        answer = await deliver(api, "check_suite", payload)
+    assert list(order) == answer.json()["triggered"]
+
+
 async def test_a_release_and_a_ping(api: Api) -> None:
     release = await deliver(api, "release", fixture("release_published"), "r-1")
     assert (["release"], "release.published v1.2.0") == (
@@ -159,6 +173,18 @@ async def test_a_release_and_a_ping(api: Api) -> None:
     ping = await deliver(api, "ping", fixture("ping"), "p-1")
     assert (202, [], "ping") == (ping.status_code, ping.json()["triggered"],
                                  ping.json()["label"])
+
+
+def make_clone(folder: Path) -> tuple[Path, str]:
+    """A clone of an upstream whose ``main`` has one commit, and that commit's id."""
+    upstream, clone = folder / "upstream", folder / "clone"
+    upstream.mkdir()
+    git(upstream, "init", "-q", "-b", "main")
+    (upstream / "a.txt").write_text("a\n")
+    git(upstream, "add", "a.txt")
+    git(upstream, "commit", "-q", "-m", "a")
+    git(folder, "clone", "-q", str(upstream), str(clone))
+    return clone, git(upstream, "rev-parse", "HEAD")
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from cronduit.engine import Engine
 from tests.http.conftest import API_TOKEN, Api
 
 pytestmark = pytest.mark.anyio
@@ -51,10 +52,19 @@ async def test_a_second_request_while_running_is_409_unless_queued(api: Api) -> 
     assert 1 == len(api.history("quiet"))
 
 
-async def test_a_dry_run_answers_503(dry_api: Api) -> None:
+async def test_a_dry_run_accepts_the_run_and_holds_it_until_a_normal_start(dry_api: Api) -> None:
+    """SPEC §3: manual triggers are accepted in a dry run and wait; a normal start runs it."""
     answer = await dry_api.client.post("/v1/jobs/quiet/run", headers=AUTH)
-    assert 503 == answer.status_code
-    assert [] == dry_api.history("quiet")
+    assert (201, None, "waiting") == (answer.status_code, answer.json()["run_id"],
+                                      answer.json()["state"])
+    assert "dry run" in answer.json()["note"]
+    dry_api.engine.tick(dry_api.clock.now())
+    with dry_api.store.transaction() as tx:
+        held = tx.event_by_delivery(answer.json()["delivery_id"])
+    assert ("waiting", []) == (held.state if held else None, dry_api.history("quiet"))
+    normal = Engine(dry_api.engine.config, dry_api.store, dry_api.runner)
+    normal.start(dry_api.clock.now())
+    assert ["manual by api"] == [run.label for run in dry_api.history("quiet")]
 
 
 async def test_inputs_and_operator_travel_with_the_run(api: Api) -> None:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from cronduit.core.enums import TriggerKind
+from cronduit.core.text import UNSAFE
 from cronduit.intake import LABEL_BODY_CHARS
 from tests.http.conftest import HOOK_SECRET, Api
 
@@ -110,6 +111,22 @@ async def test_the_label_clips_a_long_body_and_the_event_keeps_it_whole(api: Api
     assert len(event.label) == len("webhook ") + LABEL_BODY_CHARS
     assert event.label.endswith("…")
     assert text == json.loads(event.payload)["body"]
+
+
+async def test_control_characters_in_a_body_reach_neither_label_nor_log_but_the_trigger(
+        api: Api) -> None:
+    """ESC and NUL are shown as escapes in the label and the log; the trigger keeps them."""
+    body = b"deploy \x1b[2J\x1b]0;pwned\x07\x00 now"
+    answer = await api.client.post(api.hook("poke"), content=body)
+    assert 202 == answer.status_code
+    api.tick()
+    (run,) = api.history("poke")
+    assert "webhook deploy \\x1b[2J\\x1b]0;pwned\\x07\\x00 now" == run.label
+    (started,) = [line for line in api.lines if line.startswith("run poke ")]
+    assert f"run poke {run.id}: started [{run.label}]" == started
+    assert [] == [line for line in api.lines if UNSAFE.search(line)]
+    (launched,) = api.runner.launched
+    assert body.decode() == json.loads(launched.trigger.payload or "{}")["body"]
 
 
 async def test_concurrent_webhooks_while_running_leave_one_pending_run_for_the_newest(

@@ -3,8 +3,7 @@
 It reads the config, the secrets (names only, never values), the state store and the
 machine, never the daemon, so it works while the daemon is down. Each finding is a line;
 warnings say what to fix. Exit 0 when nothing needs fixing, 1 otherwise, so a deploy script
-can gate on it. Findings about features that arrive later (notifications) join this list as
-they land.
+can gate on it. ``--json`` prints the same findings as one document, grouped by job.
 """
 
 from __future__ import annotations
@@ -12,69 +11,105 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from cronduit import workspace
 from cronduit.cli.context import State, open_state
 from cronduit.cli.options import config_option
-from cronduit.cli.render import cell, echo_line
-from cronduit.cli.state_commands import daemon_line, next_elapse
-from cronduit.core.config.model import Config, Job
+from cronduit.cli.render import cell, echo_json, echo_line, utc
+from cronduit.cli.state_commands import daemon_json, daemon_line, next_elapse
+from cronduit.core.config.model import Config, Job, Workspace
+from cronduit.core.github import events_needing_confirmed_branch
 from cronduit.core.signing import webhook_token
-from cronduit.daemon_state import running_daemon
+from cronduit.daemon_state import DaemonInfo, running_daemon
 from cronduit.ports import Timer
 from cronduit.secrets import load_secrets
 
 TOKEN = "<token>"
+GITHUB_PATH = "/github"
 FAILED_SHOWN = 10
 """Failed notification deliveries listed, newest first."""
 
 
 @dataclass(frozen=True)
 class Finding:
+    """One line of doctor's report; ``job`` and ``trigger`` are what ``--json`` groups by."""
+
     text: str
     problem: bool = False
+    job: str | None = None
+    """The job the line is about, if any."""
+    trigger: Mapping[str, object] | None = None
+    """What the job answers to, as ``--json`` shows it (a trigger line of the job)."""
 
 
 @click.command()
 @click.option("--deep", is_flag=True,
               help="Print the signed webhook URLs (they are credentials) instead of paths.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON document: the daemon, the state, each job's triggers, warnings.")
 @config_option
-def doctor(deep: bool, config_path: Path) -> None:
+def doctor(deep: bool, as_json: bool, config_path: Path) -> None:
     """What each job answers to, and every problem found: overdue timers, missing secrets,
-    an unwritable state store, a missing git. Exit 1 when there is something to fix."""
+    an unwritable state store, a missing git, a branch filter nothing can confirm. Exit 1
+    when there is something to fix."""
     with open_state(config_path) as state:
         secrets = load_secrets(state.config, config_path, os.environ)
         now = datetime.now(UTC)
-        findings = [*_daemon(state, now), *_state(state), *_jobs(state, secrets, deep, now),
-                    *_secrets(state.config, secrets), *_git(state.config),
-                    *_notifications(state)]
-    for finding in findings:
-        echo_line(("warning: " if finding.problem else "") + finding.text,
-                  "yellow" if finding.problem else None)
+        daemon = running_daemon(state.store, now)
+        stored = _state(state)
+        findings = [Finding(daemon_line(daemon)), stored, *_jobs(state, secrets, deep, now),
+                    *_unconfirmable(state, secrets), *_secrets(state.config, secrets),
+                    *_git(state.config), *_notifications(state)]
     problems = sum(finding.problem for finding in findings)
-    echo_line(f"{problems} problem{'s' if problems != 1 else ''} found" if problems
-              else "no problems found", "bold red" if problems else "green")
+    if as_json:
+        echo_json(_document(state, daemon, stored, findings))
+    else:
+        _print(findings, problems)
     raise SystemExit(1 if problems else 0)
 
 
-def _daemon(state: State, now: datetime) -> list[Finding]:
-    return [Finding(daemon_line(running_daemon(state.store, now)))]
+def _print(findings: list[Finding], problems: int) -> None:
+    for finding in findings:
+        echo_line(("warning: " if finding.problem else "") + finding.text,
+                  "yellow" if finding.problem else None)
+    echo_line(f"{problems} problem{'s' if problems != 1 else ''} found" if problems
+              else "no problems found", "bold red" if problems else "green")
 
 
-def _state(state: State) -> list[Finding]:
+def _document(state: State, daemon: DaemonInfo | None, stored: Finding,
+              findings: list[Finding]) -> dict[str, object]:
+    """What doctor prints, as one JSON document (docs/cli.md describes its keys)."""
+    warnings = [{"job": f.job, "text": f.text} for f in findings if f.problem]
+    return {"daemon": daemon_json(daemon),
+            "state": {"path": str(state.paths.root), "writable": not stored.problem},
+            "jobs": _jobs_json(state.config, findings),
+            "warnings": warnings,
+            "problems": len(warnings)}
+
+
+def _jobs_json(config: Config, findings: list[Finding]) -> list[dict[str, object]]:
+    """Each job in config order with its triggers; an empty list is a manual-only job."""
+    return [{"job": name,
+             "triggers": [f.trigger for f in findings if f.job == name and f.trigger]}
+            for name in config.jobs]
+
+
+def _state(state: State) -> Finding:
     root = state.paths.root
     try:
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
             pass
     except OSError as error:
-        return [Finding(f"state: {root} is not writable ({error.strerror or error}): the "
-                        "daemon cannot record triggers or runs", problem=True)]
-    return [Finding(f"state: {root} (writable)")]
+        return Finding(f"state: {root} is not writable ({error.strerror or error}): the "
+                       "daemon cannot record triggers or runs", problem=True)
+    return Finding(f"state: {root} (writable)")
 
 
 def _jobs(state: State, secrets: dict[str, str], deep: bool, now: datetime) -> list[Finding]:
@@ -85,38 +120,98 @@ def _jobs(state: State, secrets: dict[str, str], deep: bool, now: datetime) -> l
     hook_secret = secrets.get(config.settings.webhook_secret or "")
     findings: list[Finding] = []
     for job in config.jobs.values():
-        findings += _job(job, timers, now, base, hook_secret if deep else None)
+        findings += _job(job, timers.get(job.name), now, base, hook_secret if deep else None)
     return findings
 
 
-def _job(job: Job, timers: dict[str, Timer], now: datetime, base: str,
-         signing: str | None) -> list[Finding]:
-    elapse = next_elapse(job, timers.get(job.name), now)
-    lines: list[Finding] = []
-    if elapse.due is not None:
-        text = f"{job.name}: next slot {cell(elapse.slot_name or elapse.due)}"
-        if elapse.overdue(now):
-            lines.append(Finding(f"{text}, overdue since {cell(elapse.due)}: is the daemon "
-                                 "running?", problem=True))
+def _job(job: Job, timer: Timer | None, now: datetime, base: str, signing: str | None
+         ) -> list[Finding]:
+    lines = [*_timer(job, timer, now), *_webhook(job, base, signing), *_github(job),
+             *_after(job)]
+    return lines or [Finding(f"{job.name}: manual only (cronduit job run {job.name})",
+                             job=job.name)]
+
+
+def _timer(job: Job, timer: Timer | None, now: datetime) -> list[Finding]:
+    elapse = next_elapse(job, timer, now)
+    if elapse.due is None:
+        return []
+    slot, overdue = cell(elapse.slot_name or elapse.due), elapse.overdue(now)
+    trigger = {"type": "timer", "next_slot": slot, "due": utc(elapse.due), "overdue": overdue}
+    text = f"{job.name}: next slot {slot}"
+    if overdue:
+        text += f", overdue since {cell(elapse.due)}: is the daemon running?"
+    return [Finding(text, problem=overdue, job=job.name, trigger=trigger)]
+
+
+def _webhook(job: Job, base: str, signing: str | None) -> list[Finding]:
+    if not job.webhook:
+        return []
+    path = f"/hooks/{job.name}/{webhook_token(signing, job.name) if signing else TOKEN}"
+    shown = base + path if signing else path
+    trigger: dict[str, object] = {"type": "webhook", "method": "POST", "path": path}
+    if signing:
+        trigger["url"] = shown
+    return [Finding(f"{job.name}: webhook POST {shown}", job=job.name, trigger=trigger)]
+
+
+def _github(job: Job) -> list[Finding]:
+    on = job.on
+    if on is None or not on.events:
+        return []
+    filters = [f"branches {', '.join(on.branches)}" if on.branches else "",
+               f"paths {', '.join(on.paths)}" if on.paths else "",
+               f"conclusions {', '.join(on.conclusions)}" if on.conclusions else ""]
+    shown = "; ".join(part for part in filters if part)
+    trigger = {"type": "github", "method": "POST", "path": GITHUB_PATH,
+               "events": list(on.events), "branches": list(on.branches),
+               "paths": list(on.paths), "conclusions": list(on.conclusions)}
+    return [Finding(f"{job.name}: GitHub events {', '.join(on.events)} via POST {GITHUB_PATH}"
+                    + (f" ({shown})" if shown else ""), job=job.name, trigger=trigger)]
+
+
+def _after(job: Job) -> list[Finding]:
+    if job.on is None or job.on.after is None:
+        return []
+    after = job.on.after
+    trigger = {"type": "after", "job": after.job, "outcomes": list(after.outcomes)}
+    return [Finding(f"{job.name}: after {after.job} ({', '.join(after.outcomes)})",
+                    job=job.name, trigger=trigger)]
+
+
+def _unconfirmable(state: State, secrets: dict[str, str]) -> list[Finding]:
+    """Every job filtered on branches for check events whose branch nothing can confirm: no
+    GitHub token is set and the job has no workspace clone (SPEC §4: a check's head branch
+    counts only once confirmed), so the job does not run on those events."""
+    token = state.config.settings.github_token
+    if token and secrets.get(token):
+        return []
+    set_token = (f"set the secret {token} that settings.github_token names" if token else
+                 "set settings.github_token (the name of a secret holding a GitHub token)")
+    findings = []
+    for job in state.config.jobs.values():
+        rule = job.on.rule if job.on is not None else None
+        if rule is None or not (events := events_needing_confirmed_branch(rule)):
+            continue
+        branches, on = ", ".join(rule.branches), ", ".join(events)
+        unconfirmed = f"{job.name}: its branch filter ({branches}) cannot be confirmed"
+        if job.workspace is None:
+            text = (f"{unconfirmed}, so it will never run on {on}: {set_token}, or give the "
+                    "job a workspace (a git clone of the repository)")
+        elif not _has_clone(state, job.workspace):
+            text = (f"{unconfirmed} until its workspace clone exists, so it will not run on "
+                    f"{on} before then: {set_token}, or run it once to make the clone "
+                    f"(cronduit job run {job.name})")
         else:
-            lines.append(Finding(text))
-    if job.webhook:
-        token = webhook_token(signing, job.name) if signing else TOKEN
-        lines.append(Finding(f"{job.name}: webhook POST {base if signing else ''}"
-                             f"/hooks/{job.name}/{token}"))
-    if job.on is not None and job.on.events:
-        filters = [f"branches {', '.join(job.on.branches)}" if job.on.branches else "",
-                   f"paths {', '.join(job.on.paths)}" if job.on.paths else "",
-                   f"conclusions {', '.join(job.on.conclusions)}" if job.on.conclusions else ""]
-        shown = "; ".join(part for part in filters if part)
-        lines.append(Finding(f"{job.name}: GitHub events {', '.join(job.on.events)} via POST "
-                             f"/github" + (f" ({shown})" if shown else "")))
-    if job.on is not None and job.on.after is not None:
-        outcomes = ", ".join(job.on.after.outcomes)
-        lines.append(Finding(f"{job.name}: after {job.on.after.job} ({outcomes})"))
-    if not lines:
-        lines.append(Finding(f"{job.name}: manual only (cronduit job run {job.name})"))
-    return lines
+            continue
+        findings.append(Finding(text, problem=True, job=job.name))
+    return findings
+
+
+def _has_clone(state: State, spec: Workspace) -> bool:
+    """Whether a run has made the workspace's clone, where git can confirm a branch."""
+    source_dir = state.config_path.resolve().parent
+    return workspace.existing_clone(spec, state.paths.root, source_dir) is not None
 
 
 def _secrets(config: Config, secrets: dict[str, str]) -> list[Finding]:

@@ -4,12 +4,19 @@ On a terminal tables are drawn with rich; anywhere else (a pipe, a file, a test)
 plain columns separated by two spaces, so ``grep`` and ``awk`` work. ``--json`` output is one
 JSON object per line for a list and one document on one line for a single answer, with
 instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
+
+Whatever is printed passes through :func:`cronduit.core.text.clean` here, at the last step:
+a label or a reason stored by an older version, before labels were cleaned, shows its ESC as
+``\\x1b`` instead of driving the terminal. JSON keeps every value whole: the characters
+``clean`` would replace are written as JSON ``\\u`` escapes, which read back as the same
+string.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -22,6 +29,7 @@ from rich.text import Text
 
 from cronduit.core.config.model import Job
 from cronduit.core.durations import format_duration
+from cronduit.core.text import UNSAFE, clean
 from cronduit.core.timespec import format_utc
 from cronduit.ports import Run
 
@@ -125,7 +133,8 @@ class RetryNews:
     Elsewhere each backoff is one plain line, so a file or a pipe gets one line per failed
     attempt. The follower calls :meth:`settle` before printing new log bytes (the next
     attempt's output must not land on the live line) and :meth:`show` after them (the failed
-    attempt's last words come before the line that says it failed).
+    attempt's last words come before the line that says it failed). The reason is cleaned,
+    as every line printed here is.
     """
 
     def __init__(self, live: bool, write: Callable[[str], None]) -> None:
@@ -141,31 +150,43 @@ class RetryNews:
         if run.state != "backoff":
             return
         if self.live:
-            line = f"{CLEAR_LINE}cronduit: {retry_line(run, now)}"
+            line = f"{CLEAR_LINE}cronduit: {clean(retry_line(run, now))}"
             if line != self._drawn:  # the countdown moves by the second, the looks faster
                 self.write(line)
                 self._drawn = line
             self._open = run
         elif self._reported != run.attempts:
-            self.write(f"cronduit: {retry_line(run, now)}\n")
+            self.write(f"cronduit: {clean(retry_line(run, now))}\n")
         self._reported = run.attempts
 
     def settle(self, run: Run) -> None:
         """End the live line once the run has left its backoff."""
         if self._open is not None and (run.state != "backoff"
                                        or run.attempts != self._open.attempts):
-            self.write(f"{CLEAR_LINE}cronduit: {retry_line(self._open, None)}\n")
+            self.write(f"{CLEAR_LINE}cronduit: {clean(retry_line(self._open, None))}\n")
             self._open = None
             self._drawn = ""
 
 
 def echo_json(value: object) -> None:
-    """One JSON document on one line."""
-    click.echo(json.dumps(value, ensure_ascii=False))
+    """One JSON document on one line, safe for a terminal and equal to ``value`` read back."""
+    click.echo(json_text(value))
+
+
+def json_text(value: object) -> str:
+    """``value`` as one line of JSON with no character a terminal would act on: json already
+    escapes C0 controls; DEL, C1, bidi controls, separators and lone surrogates are escaped
+    here (outside strings JSON is plain ASCII, so only string contents change)."""
+    return UNSAFE.sub(_json_escape, json.dumps(value, ensure_ascii=False))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def echo_line(text: str, style: str | None = None) -> None:
-    """A line of text, styled on a terminal, plain elsewhere."""
+    """A line of text, styled on a terminal, plain elsewhere; control characters cleaned."""
+    text = clean(text)
     if is_terminal():
         Console(highlight=False).print(Text(text, style=style or ""), soft_wrap=True)
     else:
@@ -175,7 +196,9 @@ def echo_line(text: str, style: str | None = None) -> None:
 def echo_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
                wrap: Sequence[str] = ()) -> None:
     """A table: drawn with rich on a terminal, aligned plain columns elsewhere. Only the
-    columns named in ``wrap`` may wrap on a narrow terminal; ids and instants never do."""
+    columns named in ``wrap`` may wrap on a narrow terminal; ids and instants never do.
+    Control characters in cells are cleaned first, so they cannot break the columns."""
+    rows = [[clean(value) for value in row] for row in rows]
     if is_terminal():
         table = Table(box=box.SIMPLE_HEAD, header_style="bold")
         for header in headers:

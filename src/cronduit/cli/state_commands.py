@@ -180,6 +180,14 @@ def daemon_line(daemon: DaemonInfo | None) -> str:
             f"{_instant(daemon.started_at)}{listening}")
 
 
+def daemon_json(daemon: DaemonInfo | None) -> dict[str, object] | None:
+    """The running daemon as ``status --json`` and ``doctor --json`` show it; None: down."""
+    if daemon is None:
+        return None
+    return {"pid": daemon.pid, "host": daemon.host, "started_at": _instant(daemon.started_at),
+            "dry_run": daemon.dry_run, "listen": daemon.listen}
+
+
 def _instant(text: str) -> str:
     """A heartbeat's ISO time in the one UTC spelling (as written, if it does not parse)."""
     try:
@@ -289,10 +297,7 @@ def status(as_json: bool, config_path: Path) -> None:
     diverging = [s for s in statuses if s.divergences]
     if as_json:
         echo_json({
-            "daemon": None if daemon is None else {
-                "pid": daemon.pid, "host": daemon.host,
-                "started_at": _instant(daemon.started_at),
-                "dry_run": daemon.dry_run, "listen": daemon.listen},
+            "daemon": daemon_json(daemon),
             "healthy": not diverging,
             "jobs": [status_json(s) for s in statuses],
         })

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cronduit.core.matching import Delivery, OnRule, ref_names, rule_matches
+from cronduit.core.text import clean
 
 GITHUB_MAX_COMMITS = 2048
 """GitHub's documented cap on a push payload's ``commits``: a list this long may be cut."""
@@ -43,6 +44,8 @@ SHORT_SHA = 7
 
 NULL_SHA = "0" * 40
 """The ``after`` of a push that deleted its ref."""
+CLAIMING_EVENTS = frozenset({"check_suite", "check_run"})
+"""Events whose head branch is a claim to confirm before a branch filter may see it."""
 
 Scalar = str | int | bool | None
 JsonValue = Scalar | list[str]
@@ -158,6 +161,18 @@ def jobs_awaiting_branch(event: CodeEvent, jobs: Mapping[str, OnRule]) -> list[s
     already = set(matching_jobs(event, jobs))
     confirmed = with_verified_branch(event, verified=True)
     return [name for name in matching_jobs(confirmed, jobs) if name not in already]
+
+
+def events_needing_confirmed_branch(rule: OnRule) -> list[str]:
+    """The entries of ``rule.events`` that start the job only once a check's head branch is
+    confirmed: check suites and check runs, when the job filters on branches.
+
+    A job listing any of them never runs on them unless something can confirm the branch
+    (a GitHub token, or a workspace clone), which ``cronduit doctor`` warns about.
+    """
+    if not rule.branches:
+        return []
+    return [name for name in rule.events if name.partition(".")[0] in CLAIMING_EVENTS]
 
 
 def is_commit_sha(text: str) -> bool:
@@ -437,10 +452,9 @@ def _event_label(event: str, action: str | None) -> str:
     return event if action is None else f"{event}.{_clean(action)}"
 
 
-def _clean(text: str, limit: int = LABEL_PART_LIMIT) -> str:
-    """A payload-given name as it may appear in a label: printable and short."""
-    printable = "".join(char if char.isprintable() else "?" for char in text)
-    return printable if len(printable) <= limit else printable[: limit - 1] + "…"
+def _clean(text: str) -> str:
+    """A payload-given name as it may appear in a label: safe to show, and short."""
+    return clean(text, LABEL_PART_LIMIT)
 
 
 def _at(where: str, key: str) -> str:

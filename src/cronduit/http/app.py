@@ -4,8 +4,8 @@ the inputs), hands one write to the acceptor, and answers only once that write i
 Status codes follow SPEC §4: a job webhook answers 404 alike for an unknown job, a job
 without ``webhook: true`` and a wrong token, so a caller cannot probe for job names; 413
 past the body limit; 422 for inputs that break a declared rule; 202 once accepted. Run-now
-answers 401 without a valid API token, 404 for an unknown job, 409 when refused, 503 in a
-dry run and 201 with the run.
+answers 401 without a valid API token, 404 for an unknown job, 409 when refused, and 201
+with the run (in a dry run: accepted and waiting, with a note saying so).
 
 The app is plain Starlette, not FastAPI: FastAPI's per-request machinery (dependency
 solving, its middleware stack) cost about 130 µs a request here, more than everything else
@@ -19,6 +19,7 @@ from __future__ import annotations
 import hmac
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -61,6 +62,8 @@ RUN_ID_WAIT = 5.0
 """Seconds run-now waits for the engine to start the run, to answer with its id."""
 
 _NOT_FOUND = "no such webhook"
+DRY_RUN_NOTE = ("the daemon runs in dry run: the run was accepted and waits; it starts when "
+                "the daemon next starts normally")
 
 
 def create_app(gateway: Gateway) -> Starlette:
@@ -168,8 +171,6 @@ class _Routes:
         target = gateway.config().jobs.get(name)
         if target is None:
             raise HTTPException(404, f"no job named {name!r}")
-        if not gateway.dispatching():
-            raise HTTPException(503, "the scheduler is not running (dry run): nothing starts")
         queue = _flag(request.query_params.get("queue"), "queue")
         asked = _run_request(await read_limited(request, WEBHOOK_LIMIT))
         inputs = intake.check_inputs(target, asked.inputs)
@@ -182,6 +183,9 @@ class _Routes:
 
         accepted = await gateway.acceptor.submit(accept)
         delivery_id = accepted.event.delivery_id
+        if not gateway.dispatching():  # a dry run accepts and holds it (SPEC §3)
+            return _answer(RunStarted(run_id=None, delivery_id=delivery_id, state="waiting",
+                                      note=DRY_RUN_NOTE), 201)
         run_id = await gateway.run_of(delivery_id, RUN_ID_WAIT)
         return _answer(RunStarted(run_id=run_id, delivery_id=delivery_id,
                                   state="started" if run_id is not None else "waiting"), 201)
@@ -257,10 +261,17 @@ async def _verify_branch(gateway: Gateway, event: CodeEvent, rules: dict[str, On
         return with_verified_branch(event, None)
     settings = gateway.config().settings
     token = gateway.secret(settings.github_token) if settings.github_token else None
-    verified = await head_in_branch(gateway.workspace(awaiting[0]), event.branch_to_verify,
+    verified = await head_in_branch(_clones(gateway, awaiting), event.branch_to_verify,
                                     event.head_sha, token=token,
                                     repository=event.repository or "")
     return with_verified_branch(event, verified)
+
+
+def _clones(gateway: Gateway, jobs: list[str]) -> list[Path]:
+    """The workspace clones of ``jobs``, each once (jobs of one repository share a clone):
+    any waiting job's clone may confirm the branch, not only the first job's."""
+    found = (gateway.workspace(name) for name in jobs)
+    return list(dict.fromkeys(path for path in found if path is not None))
 
 
 def _authorize(gateway: Gateway, header: str | None) -> None:

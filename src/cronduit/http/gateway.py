@@ -27,4 +27,5 @@ class Gateway:
     """The run that consumed a delivery, waiting up to the given seconds for the engine to
     route it; None when it is still waiting behind other work."""
     workspace: Callable[[str], Path | None] = lambda _: None
-    """A job's workspace clone, where git can tell whether a commit is in a branch."""
+    """A job's workspace clone, where git can tell whether a commit is in a branch; None
+    when the job has no workspace, or no run has made its clone yet."""

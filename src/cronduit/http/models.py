@@ -51,6 +51,8 @@ class RunStarted(BaseModel):
     """The run started for it; None while it waits behind other work (``?queue=1``)."""
     delivery_id: str
     state: Literal["started", "waiting"]
+    note: str | None = None
+    """Why it waits, when that is not the queue: in a dry run it waits for a normal start."""
 
 
 class PauseRequest(BaseModel):

@@ -96,11 +96,12 @@ PATHS: dict[str, dict[str, Any]] = {
         ],
         "requestBody": {"required": False,
                         "content": {"application/json": {"schema": _ref("RunRequest")}}},
-        "responses": {"201": _ok("accepted", "RunStarted"), **_errors(
+        "responses": {"201": _ok("accepted: started, or waiting (behind the run going with "
+                                 "queue, or in a dry run until a normal start, with a note)",
+                                 "RunStarted"), **_errors(
             e401="no valid API token", e404="no such job",
             e409="the job has a run going or a manual run pending",
-            e422="an input breaks its declared rule, or an unknown key",
-            e503="the daemon runs in dry run: nothing starts")},
+            e422="an input breaks its declared rule, or an unknown key")},
     }},
     "/v1/jobs/{job}/pause": {"post": {
         "summary": "Pause a job, as cronduit job pause does",

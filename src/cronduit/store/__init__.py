@@ -17,5 +17,6 @@ from cronduit.store.sqlite import SqliteStore
 def open_store(config: Config, config_path: Path) -> Store:
     """The store named by ``settings.state``."""
     if config.settings.uses_postgres:
-        raise NotImplementedError("the PostgreSQL store arrives with scale-out (SPEC §10)")
+        raise NotImplementedError("the PostgreSQL store is not available yet in this version of "
+                                  "cronduit")
     return SqliteStore(StatePaths.of(config, config_path).database)

@@ -162,7 +162,7 @@ _TIMINGS = ("cron", "every", "at")
 def _one_body(job: Job, _: LoadContext | None) -> Iterator[Problem]:
     given = [key for key in _BODIES if getattr(job, key) is not None]
     if not given:
-        yield Problem((), "needs one of command, run or steps: what to run", at_key=True)
+        yield Problem((), "needs command or run: what to run", at_key=True)
     for extra in given[1:]:
         message = f"give only one of command, run or steps (this job has {' and '.join(given)})"
         yield Problem((extra,), message, at_key=True)
