@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 MAX_SLEEP = 1.0
 """Seconds between wall-clock checks, whatever is due."""
+NO_CHANGES = "no changes"
+"""The one line of an apply that changed nothing."""
 APPLY_ASKED = "apply_asked"
 """Meta key where ``cronduit apply`` leaves who asked, for the apply's audit entry."""
 
@@ -256,8 +258,8 @@ class Daemon:
         lines += self.engine.apply(new, now)
         self.secrets = self._load_secrets(new)
         self._config_text = text
-        self._record_apply(now, ok=True, lines=lines or ["no changes"])
-        for line in lines or ["no changes"]:
+        self._record_apply(now, ok=True, lines=lines or [NO_CHANGES])
+        for line in lines or [NO_CHANGES]:
             self._log(f"apply: {line}")
         self._warn_unset_secrets()
 

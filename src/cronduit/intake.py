@@ -41,12 +41,15 @@ class RequestRefused(ValueError):
     """A request that cannot be accepted as given; nothing was written.
 
     ``status`` is the HTTP answer (the CLI maps it to its exit codes); the message names the
-    field and the rule it breaks.
+    field and the rule it breaks. ``queueable`` is true for a manual run that asking again
+    with queue (``--queue``, ``?queue=1``) would have accepted: each edge adds its own way of
+    saying so, since the core's reason cannot know which one the caller used.
     """
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, queueable: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.queueable = queueable
 
 
 @dataclass(frozen=True)
@@ -90,11 +93,12 @@ def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue
     pending, unless ``queue`` asks to wait behind the run or request. Written to the audit
     log with its inputs."""
     refusal = manual_refusal(manual_state(tx, job.name), queue)
+    queueable = refusal != REFUSED_PAUSED  # the one refusal that queue cannot lift
     if refusal == REFUSED_PAUSED:
         pause = tx.active_pause(job.name)
         refusal += f" ({describe(pause)})" if pause is not None else ""
     if refusal is not None:
-        raise RequestRefused(409, f"job {job.name}: {refusal}")
+        raise RequestRefused(409, f"job {job.name}: {refusal}", queueable=queueable)
     label = "manual" if operator is None else f"manual by {clean(operator)}"
     delivery_id = f"manual/{job.name}/{uuid.uuid4().hex}"
     accepted = _insert(tx, NewEvent(delivery_id, job.name, TriggerKind.MANUAL, label, now,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -187,3 +188,57 @@ def test_history_json_marks_backfill_runs_with_their_slot(install: Install) -> N
     assert [True] * 5 == [record["backfill"] for record in records]
     assert "2026-10-25T01:30:00Z" == records[1]["slot"]
     assert "backfill 2026-10-25 01:30 Europe/London (repeated)" == records[1]["label"]
+
+
+def test_backfill_json_is_one_summary_with_the_run_records(install: Install) -> None:
+    """No progress lines: one document with the request, each run's record (marked as a
+    backfill, with its slot) and the counts; a failed slot still exits 1."""
+    install.heartbeat()
+    sleep = install.daemon(lambda label: 1 if label.endswith("01:30 Europe/London") else 0)
+    result = install.invoke("job", "backfill", "halfhour", *WINDOW, "--json", sleep=sleep)
+    [line] = result.stdout.splitlines()
+    document = json.loads(line)
+    runs = document.pop("runs")
+    assert (1, {"job": "halfhour", "start": "2026-10-25T00:00:00Z",
+                "end": "2026-10-25T02:00:00Z", "overlap": "serial", "slots": 5, "new": 5,
+                "succeeded": 4, "failed": 1, "skipped": 0, "not_done": 0}) == (
+        result.exit_code, document)
+    assert [("2026-10-25T00:00:00Z", "success"), ("2026-10-25T00:30:00Z", "failure"),
+            ("2026-10-25T01:00:00Z", "success"), ("2026-10-25T01:30:00Z", "success"),
+            ("2026-10-25T02:00:00Z", "success")] == [
+        (run["slot"], run["outcome"]) for run in runs if run["backfill"]]
+
+
+def test_backfill_json_with_no_daemon_counts_every_slot_not_done(install: Install) -> None:
+    """Accepted and waiting: no runs yet, every new slot not done, the note on stderr."""
+    result = install.invoke("job", "backfill", "halfhour", *WINDOW, "--json")
+    document = json.loads(result.stdout)
+    assert (0, [], 5, 5) == (result.exit_code, document["runs"], document["new"],
+                             document["not_done"])
+    assert "no daemon is running" in result.stderr
+
+
+def test_backfill_json_asked_again_has_nothing_new(install: Install) -> None:
+    """The second time, the document says no slot was new and nothing is left to do."""
+    install.invoke("job", "backfill", "halfhour", *WINDOW)
+    result = install.invoke("job", "backfill", "halfhour", *WINDOW, "--json")
+    document = json.loads(result.stdout)
+    assert (0, 5, 0, 0, []) == (result.exit_code, document["slots"], document["new"],
+                                document["not_done"], document["runs"])
+
+
+def test_dry_run_json_is_one_slot_a_line(install: Install) -> None:
+    """The slots it would run, as ``schedule slots --json`` names them; nothing accepted."""
+    result = install.invoke("job", "backfill", "halfhour", *WINDOW, "--dry-run", "--json")
+    assert (0, [{"slot": "2026-10-25T01:00:00Z", "name": "2026-10-25 01:00 Europe/London "
+                                                        "(repeated)"}]) == (
+        result.exit_code, [json.loads(line) for line in result.stdout.splitlines()][2:3])
+
+
+def test_the_audit_table_says_a_backfill_in_words(install: Install) -> None:
+    """Its window, how many slots and how many were new, and the overlap: not raw JSON."""
+    install.invoke("job", "backfill", "halfhour", *WINDOW, "--operator", "ana")
+    result = install.invoke("audit")
+    assert (0, ["2026-10-26T12:00:00Z", "ana", "backfill", "halfhour",
+                "2026-10-25T00:00:00Z to 2026-10-25T02:00:00Z: 5 slots, 5 new (overlap serial)"]
+            ) == (result.exit_code, re.split(r" {2,}", result.stdout.splitlines()[1]))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cronduit import Cron
@@ -145,3 +147,50 @@ def test_cron_next_refuses_an_interval_job_and_an_unknown_one(tmp_path: Path) ->
 def test_cron_next_needs_exactly_one_of_expression_and_job() -> None:
     """Neither, or both, is a usage error."""
     assert 2 == run("cron", "next")[0]
+
+
+def test_a_tz_prefix_points_at_the_tz_option() -> None:
+    """``cron next`` has no time_zone key: the refusal names --tz, with the zone given."""
+    code, out, err = run("cron", "next", "TZ=Europe/Paris 0 9 * * *")
+    assert (2, "", "cronduit: a TZ= prefix is not supported in the expression; give the zone "
+                   "with --tz Europe/Paris instead\n") == (code, out, err)
+
+
+@pytest.mark.parametrize("knob", [["--dst-gap", "skip"], ["--dst-fold", "twice"],
+                                  ["--dst-fold", "once"]])
+def test_dst_knobs_on_a_wildcard_expression_exit_2(knob: list[str]) -> None:
+    """A wildcard expression follows real time, so a DST knob given for it is refused, as
+    the config refuses ``dst`` on such a job, even when it names the default."""
+    code, out, err = run("cron", "next", "*/30 1 * * *", "--tz", "Europe/London", *knob)
+    assert (2, "", f"cronduit: {knob[0]} has no effect: this cron expression's minute or hour "
+                   "field starts with *, so it follows real time through DST changes\n") == (
+        code, out, err)
+
+
+def test_cron_next_json_is_one_slot_a_line_with_its_wall_clock_name() -> None:
+    """The London gap night: the 01:30 slot runs at 02:00 BST, and its name says so; an
+    expression has no jitter, so it is due at its slot."""
+    code, out, _ = run("cron", "next", "30 1 * * *", "--tz", "Europe/London", "--json",
+                       "--after", "2026-03-28T12:00:00Z", "--count", "2")
+    assert (0, [
+        {"slot": "2026-03-29T01:00:00Z", "name": "2026-03-29 02:00 Europe/London",
+         "due": "2026-03-29T01:00:00Z"},
+        {"slot": "2026-03-30T00:30:00Z", "name": "2026-03-30 01:30 Europe/London",
+         "due": "2026-03-30T00:30:00Z"},
+    ]) == (code, [json.loads(line) for line in out.splitlines()])
+
+
+def test_cron_next_json_for_a_job_gives_the_slot_and_its_jittered_due_time(
+    tmp_path: Path,
+) -> None:
+    """The due times are the ones the plain output prints; each slot is the one it jitters."""
+    config = tmp_path / "cronduit.yaml"
+    config.write_text(JOBS)
+    args = ("cron", "next", "--job", "report", "-c", str(config),
+            "--after", "2026-06-01T00:00:00Z", "--count", "2")
+    _, plain, _ = run(*args)
+    code, out, _ = run(*args, "--json")
+    records = [json.loads(line) for line in out.splitlines()]
+    assert (0, plain.split(), [("2026-06-01T00:30:00Z", "2026-06-01 01:30 Europe/London"),
+                               ("2026-06-02T00:30:00Z", "2026-06-02 01:30 Europe/London")]) == (
+        code, [r["due"] for r in records], [(r["slot"], r["name"]) for r in records])

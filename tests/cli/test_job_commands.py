@@ -200,11 +200,18 @@ def test_logs_of_a_pruned_run_say_retention_deleted_them(install: Install) -> No
                "keep their files: settings.kept_runs)\n") == (result.exit_code, result.stderr)
 
 
-def test_logs_refuse_a_run_of_another_job(install: Install) -> None:
-    """``--run`` must name a run of the job given."""
+def test_logs_refuse_a_run_of_another_job_as_bad_input(install: Install) -> None:
+    """``--run`` must name a run of the job given: a usage error, exit 2."""
     install.add(ended("b1", job="build"))
     result = install.invoke("job", "logs", "nightly", "--run", "b1")
-    assert (1, "cronduit: no run b1 of job nightly\n") == (result.exit_code, result.stderr)
+    assert (2, "cronduit: no run b1 of job nightly\n") == (result.exit_code, result.stderr)
+
+
+def test_logs_of_an_unknown_run_id_exit_2(install: Install) -> None:
+    """A ``--run`` id the store does not hold is bad input, like any other usage error."""
+    install.add(ended("r1"))
+    result = install.invoke("job", "logs", "nightly", "--run", "BADID")
+    assert (2, "cronduit: no run BADID of job nightly\n") == (result.exit_code, result.stderr)
 
 
 def test_logs_follow_prints_new_bytes_until_the_run_ends(install: Install) -> None:
@@ -241,7 +248,8 @@ def test_a_manual_run_is_refused_while_the_job_runs(install: Install) -> None:
     install.add(running("b1", job="build"))
     result = install.invoke("job", "run", "build")
     assert (3, "cronduit: job build: the job has a run going; queue the manual run to wait "
-               "behind it\n", []) == (result.exit_code, result.stderr, install.events())
+               "behind it (with --queue)\n", []) == (
+        result.exit_code, result.stderr, install.events())
 
 
 def test_a_manual_run_is_refused_while_another_is_pending(install: Install) -> None:
@@ -249,7 +257,7 @@ def test_a_manual_run_is_refused_while_another_is_pending(install: Install) -> N
     install.accept("manual/build/first", job="build", kind="manual")
     result = install.invoke("job", "run", "build")
     assert (3, "cronduit: job build: a manual run is already waiting; queue this one to wait "
-               "behind it\n") == (result.exit_code, result.stderr)
+               "behind it (with --queue)\n") == (result.exit_code, result.stderr)
 
 
 def test_queue_accepts_a_manual_run_behind_the_one_going(install: Install) -> None:
@@ -331,6 +339,47 @@ def test_a_followed_manual_run_streams_its_log_and_exits_with_its_outcome(
         result.exit_code, result.stdout, result.stderr)
 
 
+def test_a_followed_run_says_when_it_waits_between_attempts(install: Install) -> None:
+    """Attempt 1 fails and the run sleeps 30s: stderr (not a terminal here) gets one line
+    with the attempt, its exit status and when the next starts, however often the command
+    looks during the backoff; stdout stays the log alone."""
+    install.heartbeat()
+    clock = FakeClock(T0)
+
+    def start() -> None:
+        [event] = install.events()
+        with install.store.transaction() as tx:
+            tx.insert_run(Run(id="m1", job="build", kind="manual", label=event.label,
+                              state="running", created_at=T0, started_at=T0, attempts=1))
+            tx.set_event_state([event.seq], "consumed", "m1")
+        install.write_log("m1", "try 1\n")
+
+    def back_off() -> None:
+        with install.store.transaction() as tx:
+            tx.update_run("m1", state="backoff", exit_status=1, reason="exit status 1",
+                          next_attempt_at=T0 + timedelta(seconds=30))
+
+    def retry() -> None:
+        with install.store.transaction() as tx:
+            tx.update_run("m1", state="running", attempts=2, next_attempt_at=None)
+        install.write_log("m1", "try 2\n")
+
+    def succeed() -> None:
+        with install.store.transaction() as tx:
+            tx.update_run("m1", reason="")  # as the engine ends a run: with its own reason
+        end_run(install.store, "m1", "success")
+
+    steps = iter([start, back_off, lambda: clock.advance(timedelta(seconds=10)), retry,
+                  succeed])
+    result = install.invoke("job", "run", "build", "--operator", "fay", clock=clock,
+                            sleep=lambda _: next(steps)())
+    assert (0, "try 1\ntry 2\n", [
+        "cronduit: run m1 of build [manual by fay]",
+        "cronduit: attempt 1 failed (exit status 1); attempt 2 at 2026-03-30T12:00:30Z (in 30s)",
+        "cronduit: run m1: success after 3.0s, 2 attempts",
+    ]) == (result.exit_code, result.stdout, result.stderr.splitlines())
+
+
 def test_running_an_unknown_job_exits_2(install: Install) -> None:
     """Only configured jobs can be run."""
     result = install.invoke("job", "run", "nope")
@@ -380,6 +429,31 @@ def test_wait_times_out_with_124_and_ignores_ends_from_before_the_call(
     result = install.invoke("job", "wait", "nightly", "--timeout", "30s", clock=clock,
                             sleep=lambda seconds: clock.advance(timedelta(seconds=seconds)))
     assert (124, "", "cronduit: no run of nightly ended within 30s\n") == (
+        result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize(("outcome", "event", "code"), [
+    ("success", "completed", 0),
+    ("failure", "failed", 1),
+])
+def test_wait_json_prints_the_run_end_and_keeps_the_exit_status(
+    install: Install, outcome: str, event: str, code: int,
+) -> None:
+    """One JSON document on stdout; the exit status is the one the plain output gives."""
+    install.add(running("w1"))
+    result = install.invoke("job", "wait", "nightly", "--json",
+                            sleep=lambda _: end_run(install.store, "w1", outcome))
+    assert (code, {"job": "nightly", "run": "w1", "event": event, "outcome": outcome,
+                   "ended_at": "2026-03-30T12:00:03Z"}) == (
+        result.exit_code, json.loads(result.stdout))
+
+
+def test_wait_json_that_times_out_prints_nothing_and_exits_124(install: Install) -> None:
+    """No document on a timeout: stdout stays empty and stderr has its one line."""
+    clock = FakeClock(T0)
+    result = install.invoke("job", "wait", "nightly", "--json", "--timeout", "1s", clock=clock,
+                            sleep=lambda seconds: clock.advance(timedelta(seconds=seconds)))
+    assert (124, "", "cronduit: no run of nightly ended within 1s\n") == (
         result.exit_code, result.stdout, result.stderr)
 
 

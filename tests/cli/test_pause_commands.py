@@ -136,12 +136,14 @@ def test_pause_wakes_a_running_daemon_and_says_when_none_runs(install: Install) 
 
 
 def test_a_manual_run_of_a_paused_job_exits_3(install: Install) -> None:
-    """Even with --queue; the refusal names the pause."""
+    """Even with --queue; the refusal names the pause and does not suggest --queue, which
+    cannot get past it."""
     install.invoke("job", "pause", "build", "--reason", "broken", "--operator", "ana")
     for extra in ([], ["--queue"]):
         result = install.invoke("job", "run", "build", "--detach", *extra)
         assert 3 == result.exit_code
         assert "paused by ana" in result.stderr
+        assert "--queue" not in result.stderr
 
 
 def test_status_shows_the_pause_and_its_stopped_timer_is_not_divergence(install: Install

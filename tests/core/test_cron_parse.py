@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from cronduit.core.cron import CronError, CronExpression
+from cronduit.core.cron import (
+    WILDCARD_IGNORES_DST,
+    CronError,
+    CronExpression,
+    TzPrefixError,
+    dst_policy_ignored,
+)
 
 
 @pytest.mark.parametrize(
@@ -103,6 +109,31 @@ def test_it_refuses_what_it_cannot_honour(text: str, message: str) -> None:
     with pytest.raises(CronError, match=None) as caught:
         CronExpression.parse(text)
     assert message in str(caught.value)
+
+
+def test_a_tz_prefix_names_its_zone_and_the_setting_the_caller_gives() -> None:
+    """The config's refusal points at time_zone; a caller with its own zone option (cron
+    next's --tz) gets the same refusal pointing at that option instead."""
+    with pytest.raises(TzPrefixError) as caught:
+        CronExpression.parse("CRON_TZ=Asia/Tokyo 0 9 * * *")
+    assert ("Asia/Tokyo", "a TZ= prefix is not supported in the expression; set the job's "
+                          "time_zone instead", "a TZ= prefix is not supported in the "
+                          "expression; use --tz instead") == (
+        caught.value.zone, str(caught.value), str(caught.value.pointing_at("use --tz")))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("30 1 * * *", None),
+    ("0 9 * * 1-5", None),
+    ("@daily", None),
+    ("*/30 1 * * *", WILDCARD_IGNORES_DST),
+    ("0 * * * *", WILDCARD_IGNORES_DST),
+])
+def test_a_dst_policy_applies_to_fixed_time_expressions_only(text: str,
+                                                             expected: str | None) -> None:
+    """Why a DST policy has no effect on an expression (its minute or hour field starts with
+    *), or None when the expression is fixed-time and the policy applies."""
+    assert expected == dst_policy_ignored(CronExpression.parse(text))
 
 
 def test_feb_29_is_accepted_because_leap_years_exist() -> None:

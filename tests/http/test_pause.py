@@ -89,6 +89,7 @@ async def test_a_run_now_on_a_paused_job_is_409(api: Api) -> None:
         refused = await api.client.post(path, headers=AUTH)
         assert 409 == refused.status_code
         assert "paused by ana" in refused.json()["detail"]
+        assert "?queue=1" not in refused.json()["detail"]  # queueing cannot lift a pause
     assert [] == api.history("quiet")
 
 

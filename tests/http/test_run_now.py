@@ -43,7 +43,8 @@ async def test_a_second_request_while_running_is_409_unless_queued(api: Api) -> 
     assert 201 == first.status_code
     refused = await api.client.post("/v1/jobs/quiet/run", headers=AUTH)
     assert 409 == refused.status_code
-    assert "has a run going" in refused.json()["detail"]
+    assert ("job quiet: the job has a run going; queue the manual run to wait behind it (with "
+            "?queue=1)") == refused.json()["detail"]
     queued = await api.client.post("/v1/jobs/quiet/run?queue=1", headers=AUTH)
     assert 201 == queued.status_code
     assert (None, "waiting") == (queued.json()["run_id"], queued.json()["state"])

@@ -1,6 +1,7 @@
 """``cronduit audit``: the audit log, newest first, read from the store (the daemon may be
 down). Pauses, resumes (an expiry and a removed job's pause are resumes by ``cronduit``),
-manual runs with their inputs, and applies with what they changed."""
+manual runs with their inputs, backfills with their window, and applies with what they
+changed."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ def summary(entry: AuditEntry) -> str:
         head = "refused: " if detail.get("ok") is False else ""
         start = "start-up: " if detail.get("start") else ""
         return start + head + ("; ".join(lines) if lines else "no changes")
+    if entry.action == "backfill":
+        return (f"{detail.get('start')} to {detail.get('end')}: {detail.get('slots')} slots, "
+                f"{detail.get('new')} new (overlap {detail.get('overlap')})")
     return entry.detail
 
 

@@ -19,9 +19,9 @@ from rich.progress import Progress, TaskID
 from cronduit import intake
 from cronduit.audit import UNKNOWN_OPERATOR
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, open_state, runtime
-from cronduit.cli.job_commands import INTERRUPTED, default_operator, job
+from cronduit.cli.job_commands import INTERRUPTED, default_operator, job, run_record
 from cronduit.cli.options import config_option, fail
-from cronduit.cli.render import echo_table, is_terminal, outcome_summary, plural
+from cronduit.cli.render import echo_json, echo_table, is_terminal, outcome_summary, plural
 from cronduit.cli.state_commands import parse_instant
 from cronduit.core import backfill
 from cronduit.core.config.model import Job
@@ -49,9 +49,13 @@ FAILED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.CANCELLED})
               show_default=True, help="Refuse a window holding more slots than this.")
 @click.option("--dry-run", is_flag=True, help="List the slots it would run; accept nothing.")
 @click.option("--operator", help="Who asks (recorded on the runs) [default: the OS user].")
+@click.option("--json", "as_json", is_flag=True,
+              help="The summary as one JSON object, with the run records (with --dry-run: "
+                   "one object per slot, one a line).")
 @config_option
 def backfill_command(name: str, from_text: str, to_text: str, overlap: str, limit: int,
-                     dry_run: bool, operator: str | None, config_path: Path) -> None:
+                     dry_run: bool, operator: str | None, as_json: bool,
+                     config_path: Path) -> None:
     """Run the slots of NAME (cron, at or every) between --from and --to, both included,
     each its own run marked as a backfill; follow them and print a summary.
 
@@ -66,7 +70,7 @@ def backfill_command(name: str, from_text: str, to_text: str, overlap: str, limi
             fail(f"no job named {name!r} in {config_path}")
         slots = _window(job_, from_text, to_text, limit, rt)
         if dry_run:
-            _list(slots)
+            _list(slots, as_json)
             click.echo(f"dry run: {plural(len(slots), 'slot')} of {name} would run; "
                        "nothing was accepted", err=True)
             return
@@ -83,13 +87,16 @@ def backfill_command(name: str, from_text: str, to_text: str, overlap: str, limi
         if len(fresh) < len(accepted):
             click.echo(f"cronduit: {len(accepted) - len(fresh)} of {len(accepted)} slots were "
                        "backfilled before; they are not run again", err=True)
-        if not fresh:
-            click.echo(f"nothing new to run for {name}")
+        request = _Request(name, policy.name, slots, len(fresh))
+        if not fresh or not _daemon_will_follow(state, rt, name, len(fresh)):
+            _not_followed(state, request, as_json)
             return
-        if not _daemon_will_follow(state, rt, name, len(fresh)):
-            return
-        code = _follow(state, rt, fresh)
-    raise SystemExit(code)
+        tally = _follow(state, rt, fresh, show=not as_json)
+        if as_json:
+            echo_json(_document(state, request, tally))
+        else:
+            _summary(tally, len(fresh))
+    raise SystemExit(1 if tally.failed else 0)
 
 
 def _window(job_: Job, from_text: str, to_text: str, limit: int, rt: Runtime) -> list[Slot]:
@@ -104,9 +111,32 @@ def _window(job_: Job, from_text: str, to_text: str, limit: int, rt: Runtime) ->
         fail(str(error))
 
 
-def _list(slots: Sequence[Slot]) -> None:
+def _list(slots: Sequence[Slot], as_json: bool) -> None:
+    if as_json:
+        for slot in slots:
+            echo_json({"slot": format_utc(slot.instant), "name": slot.name})
+        return
     echo_table(["SLOT", "NAME"], [[format_utc(slot.instant), slot.name] for slot in slots],
                wrap=["NAME"])
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What was asked for, as the audit entry records it."""
+
+    job: str
+    overlap: str
+    slots: Sequence[Slot]
+    new: int
+    """Slots not backfilled before: the triggers accepted now, the ones followed."""
+
+
+def _not_followed(state: State, request: _Request, as_json: bool) -> None:
+    """Nothing new was accepted, or no daemon will run it now (the notes are on stderr)."""
+    if as_json:
+        echo_json(_document(state, request, _Tally({}, request.new)))
+    elif not request.new:
+        click.echo(f"nothing new to run for {request.job}")
 
 
 def _daemon_will_follow(state: State, rt: Runtime, name: str, count: int) -> bool:
@@ -134,9 +164,21 @@ class _Tally:
     open_triggers: int
     """Triggers not consumed yet, or consumed by a run not ended."""
 
+    def count(self, outcomes: frozenset[str]) -> int:
+        return sum(1 for run in self.runs.values()
+                   if run.state == "ended" and run.outcome in outcomes)
+
     @property
-    def done(self) -> int:
-        return sum(1 for run in self.runs.values() if run.state == "ended")
+    def failed(self) -> int:
+        return self.count(FAILED)
+
+    @property
+    def skipped(self) -> int:
+        return self.count(frozenset({Outcome.SKIPPED}))
+
+    @property
+    def succeeded(self) -> int:
+        return self.count(frozenset({Outcome.SUCCESS}))
 
 
 def _read(state: State, delivery_ids: Sequence[str]) -> _Tally:
@@ -155,27 +197,28 @@ def _read(state: State, delivery_ids: Sequence[str]) -> _Tally:
     return _Tally(runs, waiting)
 
 
-def _follow(state: State, rt: Runtime, delivery_ids: Sequence[str]) -> int:
-    """Follow the triggers to their runs' ends; print the summary; the exit status."""
+def _follow(state: State, rt: Runtime, delivery_ids: Sequence[str], show: bool) -> _Tally:
+    """Follow the triggers to their runs' ends, showing progress unless ``show`` is false (the
+    JSON summary is then the only output); the runs as last read. Ctrl-C exits 130."""
     total = len(delivery_ids)
     bar: AbstractContextManager[Progress | None] = (
-        Progress(transient=False) if is_terminal() else nullcontext())
+        Progress(transient=False) if show and is_terminal() else nullcontext())
     reported: set[str] = set()
     try:
         with bar as progress:
             task = None if progress is None else progress.add_task("backfill", total=total)
             tally = _read(state, delivery_ids)
             while True:
-                _report(tally, reported, progress, task, total)
+                if show:
+                    _report(tally, reported, progress, task, total)
                 if tally.open_triggers == 0 or running_daemon(state.store,
                                                               rt.clock.now()) is None:
-                    break
+                    return tally
                 rt.sleep(POLL_SECONDS)
                 tally = _read(state, delivery_ids)
     except KeyboardInterrupt:
         click.echo("\ncronduit: stopped following; the backfill goes on", err=True)
-        return INTERRUPTED
-    return _summary(tally, total)
+        raise SystemExit(INTERRUPTED) from None
 
 
 def _report(tally: _Tally, reported: set[str], progress: Progress | None,
@@ -190,15 +233,22 @@ def _report(tally: _Tally, reported: set[str], progress: Progress | None,
         progress.update(task, completed=total - tally.open_triggers)
 
 
-def _summary(tally: _Tally, total: int) -> int:
-    outcomes = [run.outcome for run in tally.runs.values() if run.state == "ended"]
-    failed = sum(1 for outcome in outcomes if outcome in FAILED)
-    skipped = sum(1 for outcome in outcomes if outcome == Outcome.SKIPPED)
-    ran = len(outcomes) - failed - skipped
+def _summary(tally: _Tally, total: int) -> None:
     line = (f"backfill: {plural(total, 'slot')}, {plural(len(tally.runs), 'run')}: "
-            f"{ran} succeeded, {failed} failed, {skipped} skipped")
+            f"{tally.succeeded} succeeded, {tally.failed} failed, {tally.skipped} skipped")
     if tally.open_triggers:
         line += f"; {tally.open_triggers} not done (the daemon stopped; they run when it " \
                 "starts)"
     click.echo(line)
-    return 1 if failed else 0
+
+
+def _document(state: State, request: _Request, tally: _Tally) -> dict[str, object]:
+    """``job backfill --json``: the request as audited, the run record of every run its new
+    triggers went to (in slot order), and the counts of the text summary."""
+    with state.store.transaction() as tx:
+        runs = [run_record(tx, run, state.paths) for run in tally.runs.values()]
+    return {"job": request.job, "start": format_utc(request.slots[0].instant),
+            "end": format_utc(request.slots[-1].instant), "overlap": request.overlap,
+            "slots": len(request.slots), "new": request.new, "runs": runs,
+            "succeeded": tally.succeeded, "failed": tally.failed, "skipped": tally.skipped,
+            "not_done": tally.open_triggers}

@@ -1,10 +1,10 @@
 """What the state commands get from the world: the clock, a way to wait, the store, the daemon.
 
-Commands never read the time or sleep directly; they ask :func:`runtime`, which is the real
-thing unless a caller passed another :class:`Runtime` as click's context object. Tests do
-that (``CliRunner().invoke(cli, args, obj=Runtime(clock, sleep=...))``) so that following a
-log or waiting for a run end needs neither patches nor real time: their ``sleep`` moves
-their clock.
+Commands never read the time, sleep or signal the daemon directly; they ask :func:`runtime`,
+which is the real thing unless a caller passed another :class:`Runtime` as click's context
+object. Tests do that (``CliRunner().invoke(cli, args, obj=Runtime(clock, sleep=...))``) so
+that following a log, waiting for a run end or an apply's answer needs neither patches nor
+real time: their ``sleep`` moves their clock, and their ``reload`` plays the daemon.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import click
 from cronduit.cli.options import fail, read_config_text, refuse_config
 from cronduit.clock import SystemClock
 from cronduit.core.config import ConfigErrors, Settings, load_config
-from cronduit.core.config.in_force import config_in_force
+from cronduit.core.config.in_force import InForce, config_in_force
 from cronduit.core.config.loader import load_settings
 from cronduit.core.config.model import Config, Job
 from cronduit.daemon_state import DaemonInfo, read_applied, running_daemon
@@ -44,13 +44,24 @@ def nudge_daemon(info: DaemonInfo) -> None:
         os.kill(info.pid, signal.SIGUSR1)
 
 
+def ask_reload(info: DaemonInfo) -> None:
+    """Ask the daemon on this host to reload its config (SIGHUP); exit 1 when it cannot be
+    signalled."""
+    try:
+        os.kill(info.pid, signal.SIGHUP)
+    except OSError as error:
+        fail(f"cannot signal the daemon (pid {info.pid}): {error.strerror or error}", code=1)
+
+
 @dataclass(frozen=True)
 class Runtime:
-    """The clock, the wait between looks at the store, and how to wake the daemon."""
+    """The clock, the wait between looks at the store, and how to wake the daemon or make it
+    reload."""
 
     clock: Clock = field(default_factory=SystemClock)
     sleep: Callable[[float], None] = time.sleep
     nudge: Callable[[DaemonInfo], None] = nudge_daemon
+    reload: Callable[[DaemonInfo], None] = ask_reload
 
 
 def runtime() -> Runtime:
@@ -70,11 +81,14 @@ class State:
 
 
 @contextlib.contextmanager
-def open_state(config_path: Path) -> Iterator[State]:
+def open_state(config_path: Path, *, the_file: bool = False) -> Iterator[State]:
     """Open the state the config names (exit 1 if that fails), with the config in force:
     the file, or the config the daemon applied when the file is not the one it runs (one
     warning on stderr says so; see :mod:`cronduit.core.config.in_force`). A file that does
-    not validate, with no config ever applied, exits 2 with its errors."""
+    not validate, with no config ever applied, exits 2 with its errors.
+
+    ``the_file`` is for a command about the file itself (``apply``): it must validate, and
+    is the config the command gets."""
     text = read_config_text(config_path)
     file: Config | ConfigErrors
     try:
@@ -85,7 +99,7 @@ def open_state(config_path: Path) -> Iterator[State]:
         settings = load_settings(text, str(config_path))
     located = Config(settings=settings or Settings(), filename=str(config_path))
     paths = StatePaths.of(located, config_path)
-    if isinstance(file, ConfigErrors) and not paths.database.exists():
+    if isinstance(file, ConfigErrors) and (the_file or not paths.database.exists()):
         refuse_config(file)  # no state there, so nothing was ever applied
     try:
         store = open_store(located, config_path)
@@ -94,9 +108,9 @@ def open_state(config_path: Path) -> Iterator[State]:
     except (OSError, sqlite3.Error) as error:
         fail(f"cannot open the state store in {paths.root}: {error}", code=1)
     try:
-        in_force = config_in_force(file, read_applied(store),
-                                   running_daemon(store, runtime().clock.now()) is not None,
-                                   str(config_path))
+        in_force = InForce(file) if isinstance(file, Config) and the_file else config_in_force(
+            file, read_applied(store), running_daemon(store, runtime().clock.now()) is not None,
+            str(config_path))
         if in_force is None:
             assert isinstance(file, ConfigErrors)
             refuse_config(file)

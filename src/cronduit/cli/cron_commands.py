@@ -9,10 +9,26 @@ from pathlib import Path
 import click
 
 from cronduit.cli.options import config_option, fail, load_config_file
-from cronduit.core.cron import Cron, CronError, DstPolicy, ZoneError, load_zone
+from cronduit.cli.render import echo_json
+from cronduit.core.cron import (
+    CronError,
+    CronExpression,
+    DstPolicy,
+    TzPrefixError,
+    ZoneError,
+    dst_policy_ignored,
+    load_zone,
+)
 from cronduit.core.enums import DstFold, DstGap
 from cronduit.core.explain import explain
-from cronduit.core.timespec import CalendarSchedule, format_utc, next_jittered, schedule_of
+from cronduit.core.timespec import (
+    CalendarSchedule,
+    Slot,
+    cron_schedule,
+    format_utc,
+    next_jittered,
+    schedule_of,
+)
 
 
 def _parse_after(text: str, tz: str) -> datetime:
@@ -37,34 +53,59 @@ def cron() -> None:
 @click.option("--after", "after_text",
               help="Start strictly after this ISO 8601 instant (default now).")
 @click.option("--count", default=5, show_default=True, type=click.IntRange(1, 100_000))
-@click.option("--dst-gap", type=click.Choice([g.value for g in DstGap]), default="run",
-              show_default=True, help="Fixed-time slots in a spring-forward gap.")
-@click.option("--dst-fold", type=click.Choice([f.value for f in DstFold]), default="once",
-              show_default=True, help="Fixed-time slots in a repeated fall-back hour.")
+@click.option("--dst-gap", type=click.Choice([g.value for g in DstGap]),
+              help="Fixed-time slots in a spring-forward gap [default: run].")
+@click.option("--dst-fold", type=click.Choice([f.value for f in DstFold]),
+              help="Fixed-time slots in a repeated fall-back hour [default: once].")
 @click.option("--job", help="Instead of EXPRESSION, a configured cron or at job: its jittered "
               "due times, in its own zone and DST policy.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per slot, one a line: slot, name, due.")
 @config_option
-def next_(expression: str | None, tz: str, after_text: str | None, count: int, dst_gap: str,
-          dst_fold: str, job: str | None, config_path: Path) -> None:
-    """Print the next COUNT slots of EXPRESSION (or of --job), one UTC instant per line."""
+def next_(expression: str | None, tz: str, after_text: str | None, count: int,
+          dst_gap: str | None, dst_fold: str | None, job: str | None, as_json: bool,
+          config_path: Path) -> None:
+    """Print the next COUNT slots of EXPRESSION (or the due times of --job), one UTC instant
+    per line."""
     if (expression is None) == (job is None):
         fail("give either EXPRESSION or --job NAME")
     try:
         load_zone(tz)
         start = _parse_after(after_text, tz) if after_text else datetime.now(UTC)
         if job is not None:
-            lines = _job_slots(config_path, job, start, count)
+            due = _job_slots(config_path, job, start, count)
         else:
             assert expression is not None
-            schedule = Cron(expression, tz, DstPolicy(DstGap(dst_gap), DstFold(dst_fold)))
-            lines = [format_utc(s) for s in itertools.islice(schedule.after(start), count)]
+            schedule = cron_schedule(expression, tz, _dst_policy(expression, dst_gap, dst_fold))
+            due = [(slot, slot.instant)
+                   for slot in itertools.islice(schedule.slots_after(start), count)]
+    except TzPrefixError as error:
+        fail(str(error.pointing_at(f"give the zone with --tz {error.zone or 'ZONE'}")))
     except (CronError, ZoneError) as error:
         fail(str(error))
-    click.echo("\n".join(lines))
+    if as_json:
+        for slot, at in due:
+            echo_json({"slot": format_utc(slot.instant), "name": slot.name,
+                       "due": format_utc(at)})
+    else:
+        click.echo("\n".join(format_utc(at) for _, at in due))
 
 
-def _job_slots(config_path: Path, name: str, start: datetime, count: int) -> list[str]:
-    """A configured job's next due times: its slots plus its stable jitter."""
+def _dst_policy(expression: str, gap: str | None, fold: str | None) -> DstPolicy:
+    """The DST policy the options give; either option on a wildcard expression exits 2, as
+    ``dst`` on such a job is refused by the config: it would be silently ignored."""
+    given = [name for name, value in (("--dst-gap", gap), ("--dst-fold", fold)) if value]
+    ignored = dst_policy_ignored(CronExpression.parse(expression))
+    if given and ignored:
+        fail(f"{given[0]} has no effect: {ignored}")
+    default = DstPolicy()
+    return DstPolicy(DstGap(gap) if gap else default.gap, DstFold(fold) if fold else default.fold)
+
+
+def _job_slots(config_path: Path, name: str, start: datetime,
+               count: int) -> list[tuple[Slot, datetime]]:
+    """A configured job's next slots, each with its due time: the slot plus its stable
+    jitter."""
     config = load_config_file(config_path)
     job = config.jobs.get(name)
     if job is None:
@@ -73,7 +114,7 @@ def _job_slots(config_path: Path, name: str, start: datetime, count: int) -> lis
     if not isinstance(schedule, CalendarSchedule):
         fail(f"job {name!r} has no cron or at timing (an every job counts from its last run)")
     slots = itertools.islice(schedule.slots_after(start), count)
-    return [format_utc(next_jittered(schedule, name, slot, job.jitter)) for slot in slots]
+    return [(slot, next_jittered(schedule, name, slot, job.jitter)) for slot in slots]
 
 
 @cron.command("explain")

@@ -7,18 +7,21 @@ import fcntl
 import json
 import os
 import signal
+import socket
 import sys
-import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import click
 
+from cronduit.cli.context import Runtime, State, open_state, runtime
 from cronduit.cli.job_commands import default_operator
-from cronduit.cli.options import config_option, fail, load_config_and_text, load_config_file
+from cronduit.cli.options import config_option, fail, load_config_and_text
+from cronduit.cli.render import echo_json, utc
 from cronduit.clock import SystemClock
-from cronduit.daemon import APPLY_ASKED, Daemon, ListenError
+from cronduit.daemon import APPLY_ASKED, NO_CHANGES, Daemon, ListenError
 from cronduit.daemon_state import running_daemon
 from cronduit.paths import StatePaths
 from cronduit.runner import ProcessRunner
@@ -111,36 +114,57 @@ async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
 
 @click.command()
 @click.option("--operator", help="Who applies (in the audit log) [default: the OS user].")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the daemon's answer as one JSON object: ok, at, changes, errors.")
 @config_option
-def apply(operator: str | None, config_path: Path) -> None:
-    """Make the running daemon reload the config and print what changed."""
-    config = load_config_file(config_path)
-    store = open_store(config, config_path)
-    try:
-        info = running_daemon(store, datetime.now(UTC))
-        if info is None:
-            fail("no cronduit daemon is running for this state; the config is read when "
-                 "it starts", 1)
-        asked = datetime.now(UTC)
-        with store.transaction() as tx:
-            tx.set_meta(APPLY_ASKED, json.dumps({"operator": operator or default_operator(),
-                                                 "at": asked.isoformat()}))
-        os.kill(info.pid, signal.SIGHUP)
-        deadline = time.monotonic() + APPLY_WAIT_SECONDS
-        while time.monotonic() < deadline:
-            with store.transaction() as tx:
-                raw = tx.get_meta("last_apply")
-            result = json.loads(raw) if raw else None
-            if result and datetime.fromisoformat(result["at"]) >= asked:
-                for line in result["lines"]:
-                    click.echo(line, err=not result["ok"])
-                if not result["ok"]:
-                    fail("apply refused: the running config stays", 2)
-                return
-            time.sleep(0.1)
-        fail("the daemon did not answer within 10s", 1)
-    finally:
-        store.close()
+def apply(operator: str | None, as_json: bool, config_path: Path) -> None:
+    """Make the running daemon reload the config and print what changed.
+
+    Exit 0 when applied, 2 when the daemon refused the config (the running one stays), 1 when
+    no daemon runs or it did not answer.
+    """
+    rt = runtime()
+    with open_state(config_path, the_file=True) as state:
+        result = _ask_apply(state, rt, operator or default_operator())
+    if as_json:
+        echo_json(_apply_json(result))
+    else:
+        for line in result["lines"]:
+            click.echo(line, err=not result["ok"])
+    if not result["ok"]:
+        fail("apply refused: the running config stays", 2)
+
+
+def _ask_apply(state: State, rt: Runtime, operator: str | None) -> dict[str, Any]:
+    """Leave who asks in the store, signal the daemon and wait for its answer (``last_apply``:
+    at, ok, lines); exit 1 when there is no daemon or no answer in time."""
+    info = running_daemon(state.store, rt.clock.now())
+    if info is None:
+        fail("no cronduit daemon is running for this state; the config is read when "
+             "it starts", 1)
+    if info.host != socket.gethostname():  # its pid names another process here
+        fail(f"the daemon runs on {info.host}: run cronduit apply there", 1)
+    asked = rt.clock.now()
+    with state.store.transaction() as tx:
+        tx.set_meta(APPLY_ASKED, json.dumps({"operator": operator, "at": asked.isoformat()}))
+    rt.reload(info)
+    deadline = asked + timedelta(seconds=APPLY_WAIT_SECONDS)
+    while True:
+        with state.store.transaction() as tx:
+            raw = tx.get_meta("last_apply")
+        result: dict[str, Any] | None = json.loads(raw) if raw else None
+        if result and datetime.fromisoformat(result["at"]) >= asked:
+            return result
+        if rt.clock.now() >= deadline:
+            fail(f"the daemon did not answer within {APPLY_WAIT_SECONDS:.0f}s", 1)
+        rt.sleep(0.1)
+
+
+def _apply_json(result: dict[str, Any]) -> dict[str, object]:
+    """``apply --json``: the change lines of an apply, or the errors of a refused one."""
+    lines = [line for line in result["lines"] if line != NO_CHANGES]
+    return {"ok": result["ok"], "at": utc(datetime.fromisoformat(result["at"])),
+            "changes": lines if result["ok"] else [], "errors": [] if result["ok"] else lines}
 
 
 COMMANDS: list[click.Command] = [serve, apply]

@@ -22,11 +22,13 @@ from cronduit.audit import UNKNOWN_OPERATOR, describe
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
 from cronduit.cli.options import config_option, fail
 from cronduit.cli.render import (
+    RetryNews,
     cell,
     duration_s,
     echo_json,
     echo_table,
     outcome_summary,
+    stderr_is_terminal,
     utc,
 )
 from cronduit.core.backfill import trigger_policy
@@ -140,17 +142,20 @@ def _copy_new(path: Path, offset: int) -> int:
 
 
 def stream_log(state: State, rt: Runtime, run: Run, follow: bool) -> Run:
-    """Print the run's log; with ``follow``, keep printing until the run ends. The run as
-    last read."""
+    """Print the run's log; with ``follow``, keep printing until the run ends, saying on
+    stderr when it waits between attempts. The run as last read."""
     path = state.paths.log(run.id)
     offset = 0
+    news = RetryNews(stderr_is_terminal(), lambda text: click.echo(text, nl=False, err=True))
     while True:
         with state.store.transaction() as tx:
             run = tx.get_run(run.id) or run
+        news.settle(run)
         # The state is read before the bytes, so an ended run's last words are printed.
         offset = _copy_new(path, offset)
         if not follow or run.state == "ended":
             return run
+        news.show(run, rt.clock.now())
         rt.sleep(POLL_SECONDS)
 
 
@@ -171,9 +176,10 @@ def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None
         known_job(state, name)
         with state.store.transaction() as tx:
             run = tx.get_run(run_id) if run_id else _newest_with_log(tx, name)
+        if run is None and not run_id:
+            fail(f"job {name} has no run yet", code=1)
         if run is None or run.job != name:
-            fail(f"no run {run_id} of job {name}" if run_id else f"job {name} has no run yet",
-                 code=1)
+            fail(f"no run {run_id} of job {name}")  # a --run id that is not NAME's: bad input
         if run.outcome == Outcome.SKIPPED:
             fail(f"run {run.id} was skipped ({run.reason}): it never ran, so it has no log",
                  code=1)
@@ -225,7 +231,7 @@ def accept_manual(state: State, job_: Job, inputs: dict[str, str], queue: bool,
             accepted = intake.accept_manual(tx, job_, inputs, queue=queue, operator=operator,
                                             now=rt.clock.now())
     except intake.RequestRefused as refused:
-        fail(str(refused), code=3)
+        fail(str(refused) + (" (with --queue)" if refused.queueable else ""), code=3)
     return accepted.event.delivery_id
 
 
@@ -333,6 +339,12 @@ def describe_end(ended: RunEnd) -> str:
            f"{cell(ended.ended_at)}"
 
 
+def end_json(ended: RunEnd) -> dict[str, object]:
+    """The run-ended event as ``job wait --json`` prints it."""
+    return {"job": ended.job, "run": ended.run_id, "event": ended.event,
+            "outcome": ended.outcome, "ended_at": utc(ended.ended_at)}
+
+
 def next_run_end(state: State, rt: Runtime, name: str, after: int,
                  timeout: int | None) -> RunEnd | None:
     """The job's first run end recorded after seq ``after``; None once ``timeout`` seconds
@@ -352,8 +364,10 @@ def next_run_end(state: State, rt: Runtime, name: str, after: int,
 @click.argument("name")
 @click.option("--timeout", "timeout_text", metavar="DURATION",
               help="Give up after this long (30s, 5m, 1h): exit 124.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the run-ended event as one JSON object.")
 @config_option
-def wait(name: str, timeout_text: str | None, config_path: Path) -> None:
+def wait(name: str, timeout_text: str | None, as_json: bool, config_path: Path) -> None:
     """Wait for NAME's next run to end (after this command starts) and print how it ended.
 
     Exit 0 if it completed, 1 if it failed, timed out or was cancelled, 124 on --timeout.
@@ -376,7 +390,10 @@ def wait(name: str, timeout_text: str | None, config_path: Path) -> None:
             raise SystemExit(INTERRUPTED) from None
     if ended is None:
         fail(f"no run of {name} ended within {timeout_text}", code=TIMED_OUT)
-    click.echo(describe_end(ended))
+    if as_json:
+        echo_json(end_json(ended))
+    else:
+        click.echo(describe_end(ended))
     raise SystemExit(WAIT_EVENTS.get(ended.event, 1))
 
 

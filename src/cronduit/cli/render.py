@@ -2,7 +2,8 @@
 
 On a terminal tables are drawn with rich; anywhere else (a pipe, a file, a test) they are
 plain columns separated by two spaces, so ``grep`` and ``awk`` work. ``--json`` output is one
-JSON object per line, with instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
+JSON object per line for a list and one document on one line for a single answer, with
+instants as ``2026-03-29T01:00:00Z`` and ``null`` for "none".
 
 Whatever is printed passes through :func:`cronduit.core.text.clean` here, at the last step:
 a label or a reason stored by an older version, before labels were cleaned, shows its ESC as
@@ -14,9 +15,10 @@ string.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import click
@@ -100,6 +102,70 @@ def outcome_summary(run: Run) -> str:
 
 def is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def retry_line(run: Run, now: datetime | None) -> str:
+    """What a run in backoff waits for: ``attempt 1 failed (exit status 1); attempt 2 at
+    2026-12-01T10:00:30Z (in 30s)``; without ``now``, no countdown."""
+    why = run.reason or (f"exit status {run.exit_status}" if run.exit_status is not None
+                         else "")
+    text = f"attempt {run.attempts} failed" + (f" ({why})" if why else "")
+    text += f"; attempt {run.attempts + 1} at {cell(run.next_attempt_at)}"
+    if now is not None and run.next_attempt_at is not None:
+        left = math.ceil((run.next_attempt_at - now).total_seconds())
+        text += f" (in {format_duration(left)})" if left > 0 else " (due now)"
+    return text
+
+
+CLEAR_LINE = "\r\x1b[K"
+"""Back to the start of the terminal's line and erase it."""
+
+
+class RetryNews:
+    """Says, on stderr, what a followed run does between attempts, which its log cannot.
+
+    On a terminal (``live``) one line counts down to the next attempt, rewritten in place,
+    and stays as a plain line once that attempt starts (or the run ends in its backoff).
+    Elsewhere each backoff is one plain line, so a file or a pipe gets one line per failed
+    attempt. The follower calls :meth:`settle` before printing new log bytes (the next
+    attempt's output must not land on the live line) and :meth:`show` after them (the failed
+    attempt's last words come before the line that says it failed). The reason is cleaned,
+    as every line printed here is.
+    """
+
+    def __init__(self, live: bool, write: Callable[[str], None]) -> None:
+        self.live = live
+        self.write = write
+        self._reported: int | None = None
+        """The attempt whose backoff was last shown."""
+        self._open: Run | None = None
+        """The run as on the live line, while that line has no newline yet."""
+        self._drawn = ""
+
+    def show(self, run: Run, now: datetime) -> None:
+        if run.state != "backoff":
+            return
+        if self.live:
+            line = f"{CLEAR_LINE}cronduit: {clean(retry_line(run, now))}"
+            if line != self._drawn:  # the countdown moves by the second, the looks faster
+                self.write(line)
+                self._drawn = line
+            self._open = run
+        elif self._reported != run.attempts:
+            self.write(f"cronduit: {clean(retry_line(run, now))}\n")
+        self._reported = run.attempts
+
+    def settle(self, run: Run) -> None:
+        """End the live line once the run has left its backoff."""
+        if self._open is not None and (run.state != "backoff"
+                                       or run.attempts != self._open.attempts):
+            self.write(f"{CLEAR_LINE}cronduit: {clean(retry_line(self._open, None))}\n")
+            self._open = None
+            self._drawn = ""
 
 
 def echo_json(value: object) -> None:

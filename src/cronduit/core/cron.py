@@ -34,13 +34,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronduit.core.enums import DstFold, DstGap
 
 __all__ = [
+    "WILDCARD_IGNORES_DST",
     "Cron",
     "CronError",
     "CronExpression",
     "DailyPlan",
     "DstPolicy",
+    "TzPrefixError",
     "ZoneError",
     "cron_plan",
+    "dst_policy_ignored",
     "load_zone",
 ]
 
@@ -69,6 +72,33 @@ class CronError(ValueError):
 
 class ZoneError(ValueError):
     """A time zone name that is not an IANA zone."""
+
+
+class TzPrefixError(CronError):
+    """An expression that starts with ``TZ=ZONE`` or ``CRON_TZ=ZONE``. cronduit reads the zone
+    from a setting of its own; the message points at the job's ``time_zone`` unless the caller
+    has another way to give it (``cron next --tz``) and says so with :meth:`pointing_at`."""
+
+    def __init__(self, zone: str, setting: str = "set the job's time_zone") -> None:
+        super().__init__(f"a TZ= prefix is not supported in the expression; {setting} instead")
+        self.zone = zone
+        """The zone the prefix named, so the caller can show how to give it its own way."""
+
+    def pointing_at(self, setting: str) -> TzPrefixError:
+        """The same refusal, saying ``setting`` (such as ``use --tz``) instead."""
+        return TzPrefixError(self.zone, setting)
+
+
+WILDCARD_IGNORES_DST = ("this cron expression's minute or hour field starts with *, so it "
+                        "follows real time through DST changes")
+"""Why a DST policy (``dst`` in the config, ``--dst-gap``/``--dst-fold``) has no effect on a
+wildcard expression (see the module doc); each caller names its own setting before it."""
+
+
+def dst_policy_ignored(expression: CronExpression) -> str | None:
+    """Why a DST policy has no effect on ``expression``, or None when it applies (the
+    expression is fixed-time, read on the wall clock)."""
+    return WILDCARD_IGNORES_DST if expression.wildcard else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +242,7 @@ def _parse_expression(text: str) -> CronExpression:
         raise CronError("a cron expression must be a string")
     stripped = text.strip()
     if stripped.upper().startswith(("TZ=", "CRON_TZ=")):
-        raise CronError(
-            "a TZ= prefix is not supported in the expression; set the job's time_zone instead"
-        )
+        raise TzPrefixError(stripped.split(None, 1)[0].partition("=")[2])
     if stripped.startswith("@"):
         macro = stripped.lower()
         if macro == "@reboot":

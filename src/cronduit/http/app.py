@@ -87,7 +87,8 @@ def create_app(gateway: Gateway) -> Starlette:
 
 async def _refused(_: Request, error: Exception) -> Response:
     assert isinstance(error, intake.RequestRefused)
-    return JSONResponse({"detail": str(error)}, status_code=error.status)
+    detail = str(error) + (" (with ?queue=1)" if error.queueable else "")
+    return JSONResponse({"detail": detail}, status_code=error.status)
 
 
 async def _http_error(_: Request, error: Exception) -> Response:
