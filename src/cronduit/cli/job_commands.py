@@ -35,6 +35,7 @@ from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
+from cronduit.core.text import clean
 from cronduit.daemon_state import running_daemon
 from cronduit.paths import StatePaths
 from cronduit.ports import Pause, Run, RunEnd, Transaction
@@ -269,14 +270,14 @@ def follow_manual(state: State, rt: Runtime, name: str, delivery_id: str) -> int
         run = tx.get_run(run_id)
     if run is None:
         fail(f"run {run_id} is not in the state store", code=1)
-    click.echo(f"cronduit: run {run.id} of {name} [{run.label}]", err=True)
+    click.echo(f"cronduit: run {run.id} of {name} [{clean(run.label)}]", err=True)
     try:
         run = stream_log(state, rt, run, follow=True)
     except KeyboardInterrupt:
         click.echo(f"\ncronduit: stopped following; run {run_id} goes on "
                    f"(cronduit job logs {name} --run {run_id} --follow)", err=True)
         return INTERRUPTED
-    click.echo(f"cronduit: run {run.id}: {outcome_summary(run)}", err=True)
+    click.echo(f"cronduit: run {run.id}: {clean(outcome_summary(run))}", err=True)
     return 0 if run.outcome == Outcome.SUCCESS else 1
 
 
