@@ -156,6 +156,15 @@ def test_a_tz_prefix_points_at_the_tz_option() -> None:
                    "with --tz Europe/Paris instead\n") == (code, out, err)
 
 
+def test_explain_refuses_a_tz_prefix_without_pointing_at_a_config_key() -> None:
+    """Words do not depend on the zone: the refusal says to leave it out, and where a zone
+    does go on this command line."""
+    code, out, err = run("cron", "explain", "TZ=Europe/Paris 0 9 * * *")
+    assert (2, "", "cronduit: a TZ= prefix is not supported in the expression; leave it out, "
+                   "since the words do not depend on the zone (cron next takes a zone with "
+                   "--tz)\n") == (code, out, err)
+
+
 @pytest.mark.parametrize("knob", [["--dst-gap", "skip"], ["--dst-fold", "twice"],
                                   ["--dst-fold", "once"]])
 def test_dst_knobs_on_a_wildcard_expression_exit_2(knob: list[str]) -> None:

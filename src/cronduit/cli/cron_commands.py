@@ -123,5 +123,8 @@ def explain_(expression: str) -> None:
     """Say EXPRESSION in words ("At 02:30, Monday through Friday")."""
     try:
         click.echo(explain(expression))
+    except TzPrefixError:
+        fail("a TZ= prefix is not supported in the expression; leave it out, since the words "
+             "do not depend on the zone (cron next takes a zone with --tz)")
     except CronError as error:
         fail(str(error))
