@@ -35,6 +35,8 @@ from cronduit.core.timespec import (
 
 HOUR = timedelta(hours=1)
 SECOND = timedelta(seconds=1)
+PROMPT = timedelta(milliseconds=200)
+"""How late an ordinary firing is: well inside the scheduling tolerance."""
 
 
 def utc(text: str) -> datetime:
@@ -50,7 +52,7 @@ def test_an_on_time_firing_publishes_its_slot_and_rearms_for_the_next() -> None:
     """The ordinary case: one slot, on time, not late; the timer moves one slot on."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
-    firing = decide_firing(schedule, armed, None, armed.instant + SECOND, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
     assert [(p.slot.instant, p.late) for p in firing.publish] == [(utc("2026-06-01T09:00"), False)]
     assert firing.missed == ()
     assert utc("2026-06-02T09:00") == firing.next_due
@@ -99,14 +101,47 @@ def test_mode_all_runs_every_slot_in_the_window_oldest_first_up_to_max_runs() ->
 
 
 def test_catch_up_false_runs_on_time_slots_only() -> None:
-    """A window of 0 means never late: on time (under a minute) runs, two minutes late does not."""
+    """A window of 0 means never late: a firing within the tolerance runs, 5 s late does not."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     never = CatchUpPolicy(window=0)
-    assert decide_firing(schedule, armed, None, armed.instant + 5 * SECOND, never).publish
-    late = decide_firing(schedule, armed, None, armed.instant + 120 * SECOND, never)
+    assert decide_firing(schedule, armed, None, armed.instant + PROMPT, never).publish
+    late = decide_firing(schedule, armed, None, armed.instant + 5 * SECOND, never)
     assert () == late.publish
-    assert "catch-up is off" in late.missed[0].reason
+    assert ["missed: 5s late and catch-up is off"] == [m.reason for m in late.missed]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 120_000))
+def test_catch_up_false_is_never_looser_than_the_smallest_window(late_ms: int) -> None:
+    """However late the firing, catch_up: false runs the slot only if a 1s window would."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    now = armed.instant + timedelta(milliseconds=late_ms)
+    smallest = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=1))
+    never = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=0))
+    assert bool(smallest.publish) >= bool(never.publish)
+
+
+def test_a_slot_fired_past_the_tolerance_is_marked_late() -> None:
+    """Within the 1 s tolerance a slot is on time; from it on it is late, 2 s and 30 s alike."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    marks = {}
+    for offset in (PROMPT, SECOND, 2 * SECOND, 30 * SECOND):
+        firing = decide_firing(schedule, armed, None, armed.instant + offset, CatchUpPolicy())
+        marks[offset.total_seconds()] = [p.late for p in firing.publish]
+    assert {0.2: [False], 1.0: [True], 2.0: [True], 30.0: [True]} == marks
+
+
+def test_an_interval_slot_fired_past_the_tolerance_is_marked_late() -> None:
+    """every: a firing 5 s after its slot is late, one 200 ms after it is not."""
+    schedule = IntervalSchedule(600)
+    armed = utc("2026-06-01T00:00")
+    prompt = decide_interval_firing(schedule, armed, armed + PROMPT)
+    late = decide_interval_firing(schedule, armed, armed + 5 * SECOND)
+    assert ([False], [True]) == ([p.late for p in prompt.publish],
+                                 [p.late for p in late.publish])
 
 
 def test_catch_up_true_has_no_limit() -> None:

@@ -182,3 +182,23 @@ def test_each_job_in_a_batch_gets_its_own_schedules_label(make_rig: MakeRig) -> 
     assert {"same0": [hour], "same2": [hour], "jit0": [hour], "jit2": [hour],
             "paris": ["cron 2026-06-01 14:00 Europe/Paris (late)"],
             "tick": ["every 30m (late)"]} == {name: found[-1:] for name, found in labels.items()}
+
+
+def test_a_slot_fired_seconds_late_runs_marked_late(make_rig: MakeRig) -> None:
+    """Fired 5 s after its slot (past the 1 s tolerance): the run is late in record and label."""
+    rig = make_rig(DAILY, utc("2026-06-01T00:00"))
+    rig.at(utc("2026-06-01T00:30:05"))
+    [run] = rig.history("report")
+    assert (True, "cron 2026-06-01 01:30 Europe/London (late)") == (run.late, run.label)
+
+
+def test_catch_up_false_misses_a_slot_fired_seconds_late(make_rig: MakeRig) -> None:
+    """catch_up: false runs only slots fired within the 1 s tolerance: one fired 30 s late does
+    not run, and the ledger says why."""
+    rig = make_rig(DAILY.replace("time_zone: Europe/London", "time_zone: Europe/London\n"
+                                 "    catch_up: false"), utc("2026-06-01T00:00"))
+    rig.at(utc("2026-06-01T00:30:30"))
+    assert [] == rig.history("report")
+    with rig.store.transaction() as tx:
+        [slot] = tx.slots("report", None, None)
+    assert ("missed", "missed: 30s late and catch-up is off") == (slot.fate, slot.reason)

@@ -10,8 +10,10 @@ The rules (cron and at):
   its wall-clock name differs from the one that ran last. Older missed slots are recorded as
   missed, each with its reason. ``mode: all`` publishes every missed slot inside the window,
   oldest first, at most ``max_runs`` (the newest ones; older ones are missed).
-* ``catch_up: false`` (a window of 0) still runs a slot fired on time: "on time" is less than
-  :data:`ON_TIME_GRACE` late, since no firing happens at the exact instant.
+* A slot fired :data:`SCHEDULING_TOLERANCE` or more after its due time is *late*: marked so in
+  its run's record and label, cron, at and every alike. ``catch_up: false`` (a window of 0)
+  runs only slots fired within the tolerance, so it is never looser than the smallest window
+  a user can write (``1s``).
 * The timer re-arms for the next slot after ``now`` whose name differs from the last one run.
 
 Interval (``every``) jobs publish their own slot, however late, and re-arm ``every`` after it,
@@ -37,8 +39,10 @@ from cronduit.core.durations import format_duration
 from cronduit.core.enums import CatchUpMode
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot
 
-ON_TIME_GRACE = 60
-"""Seconds after its due time within which a slot counts as on time, not late."""
+SCHEDULING_TOLERANCE = 1.0
+"""Seconds after its due time within which a firing counts as on time (strictly less, like a
+window's edge). A firing normally happens milliseconds after its due time; one second allows
+for a busy daemon without reaching the smallest window a user can write, ``1s``."""
 
 LISTED_MISSED = 1000
 """After a long outage, missed slots listed one by one; older ones are counted in one row."""
@@ -46,7 +50,8 @@ LISTED_MISSED = 1000
 
 @dataclass(frozen=True, slots=True)
 class CatchUpPolicy:
-    """A job's catch-up settings. ``window=None`` means no limit; ``0`` means never late."""
+    """A job's catch-up settings. ``window=None`` means no limit; ``0`` means never late (only
+    a slot fired within :data:`SCHEDULING_TOLERANCE` runs)."""
 
     window: int | None = 6 * 3600
     mode: CatchUpMode = CatchUpMode.LATEST
@@ -56,7 +61,7 @@ class CatchUpPolicy:
         """Whether a slot this many seconds late may still run (strict at the edge)."""
         if self.window is None:
             return True
-        window = self.window if self.window > 0 else ON_TIME_GRACE
+        window = self.window if self.window > 0 else SCHEDULING_TOLERANCE
         return lateness < window
 
 
@@ -231,7 +236,7 @@ def _choose(
         elif slot.name == previous:
             outage.add(Missed(slot, SAME_NAME))
         else:
-            chosen.append(Publish(slot, late=lateness >= ON_TIME_GRACE))
+            chosen.append(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE))
             previous = slot.name
     if len(chosen) > policy.max_runs and policy.mode is CatchUpMode.ALL:
         for extra in chosen[: -policy.max_runs]:
@@ -247,7 +252,7 @@ def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: dat
     following = armed + step if armed + step > now else now + step
     lateness = _late_by(now, armed)
     return Firing(
-        publish=(Publish(slot, late=lateness >= ON_TIME_GRACE),),
+        publish=(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE),),
         missed=(),
         missed_count=None,
         next_slot=schedule.slot_at(following),
