@@ -6,6 +6,7 @@ London changes clocks on 2026-03-29 (01:00 GMT -> 02:00 BST) and 2026-10-25 (02:
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -15,14 +16,17 @@ from cronduit.core.catchup import (
     LISTED_MISSED,
     OVER_MAX_RUNS,
     SAME_NAME,
+    SERIAL_CATCH_UP,
     SUPERSEDED,
     CatchUpPolicy,
     arm_edited,
     arm_new,
+    catch_up_policy,
     decide_firing,
     decide_interval_firing,
+    published_payload,
 )
-from cronduit.core.enums import CatchUpMode
+from cronduit.core.enums import CatchUpMode, Overlap
 from cronduit.core.timespec import (
     CalendarSchedule,
     IntervalSchedule,
@@ -98,6 +102,35 @@ def test_mode_all_runs_every_slot_in_the_window_oldest_first_up_to_max_runs() ->
     reasons = {m.slot.instant.hour: m.reason for m in firing.missed}
     assert OVER_MAX_RUNS == reasons[2]
     assert "outside the catch-up window" in reasons[1]
+
+
+def test_a_mode_all_catch_up_of_several_slots_is_serial() -> None:
+    """mode all publishing three slots is serial; latest mode, or one slot on time, is not."""
+    schedule = cron_schedule("0 * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
+    all_mode = CatchUpPolicy(window=6 * 3600, mode=CatchUpMode.ALL)
+    outage = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
+    latest = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), CatchUpPolicy())
+    on_time = decide_firing(schedule, armed, None, armed.instant + PROMPT, all_mode)
+    assert (3, True) == (len(outage.publish), outage.serial)
+    assert (False, False) == (latest.serial, on_time.serial)
+
+
+def test_a_serial_catch_up_carries_its_own_policy_except_under_skip_and_replace() -> None:
+    """Under queue and allow its triggers run one at a time (allow, at most one run going);
+    under skip and replace they follow the job's policy; a firing that is not serial never
+    carries one."""
+    schedule = cron_schedule("0 * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
+    all_mode = CatchUpPolicy(window=6 * 3600, mode=CatchUpMode.ALL)
+    serial = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
+    plain = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), CatchUpPolicy())
+    own = {policy.value: catch_up_policy(json.loads(published_payload(serial, policy)))
+           for policy in Overlap}
+    assert {"queue": SERIAL_CATCH_UP, "allow": SERIAL_CATCH_UP, "skip": None,
+            "replace": None} == own
+    assert (Overlap.ALLOW, 1) == (SERIAL_CATCH_UP.overlap, SERIAL_CATCH_UP.max_parallel)
+    assert "{}" == published_payload(plain, Overlap.QUEUE)
 
 
 def test_catch_up_false_runs_on_time_slots_only() -> None:

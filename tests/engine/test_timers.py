@@ -202,3 +202,92 @@ def test_catch_up_false_misses_a_slot_fired_seconds_late(make_rig: MakeRig) -> N
     with rig.store.transaction() as tx:
         [slot] = tx.slots("report", None, None)
     assert ("missed", "missed: 30s late and catch-up is off") == (slot.fate, slot.reason)
+
+
+def all_mode(overlap: str = "queue", max_runs: int = 10) -> str:
+    """An hourly job catching up every missed slot of the last 6 hours."""
+    return ("jobs:\n  tick:\n    run: x\n    cron: '0 * * * *'\n"
+            f"    catch_up: {{window: 6h, mode: all, max_runs: {max_runs}}}\n"
+            f"    overlap: {overlap}\n")
+
+
+def play(rig: Rig) -> int:
+    """Let each run exit 0 as it starts, a second later, until nothing more starts; the most
+    runs seen going at once."""
+    most = 0
+    for _ in range(100):
+        rig.tick()
+        going = rig.runner.running()
+        most = max(most, len(going))
+        if not going:
+            return most
+        for run_id in going:
+            rig.runner.finish(run_id, 0)
+        rig.clock.advance(timedelta(seconds=1))
+    raise AssertionError("the runs never ended")
+
+
+def triggers_of(rig: Rig, job: str) -> list[list[str]]:
+    """Per run of ``job``, oldest first, the delivery ids of the triggers it consumed."""
+    runs = rig.history(job)
+    with rig.store.transaction() as tx:
+        return [[event.delivery_id for event in tx.events_of_run(run.id)] for run in runs]
+
+
+def test_mode_all_runs_each_missed_slot_on_its_own_one_after_another(
+        make_rig: MakeRig) -> None:
+    """Down across three hourly slots under the default queue: three runs, oldest first, each
+    consuming its own slot alone, never two going at once."""
+    rig = make_rig(all_mode(), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    assert 1 == play(rig)
+    assert [["slot/tick/2026-06-01T01:00:00Z"], ["slot/tick/2026-06-01T02:00:00Z"],
+            ["slot/tick/2026-06-01T03:00:00Z"]] == triggers_of(rig, "tick")
+    assert [("success", True)] * 3 == [(run.outcome, run.late) for run in rig.history("tick")]
+
+
+def test_mode_all_under_allow_also_runs_the_missed_slots_one_after_another(
+        make_rig: MakeRig) -> None:
+    """overlap allow: the caught-up slots still run one at a time, oldest first."""
+    rig = make_rig(all_mode("allow"), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    assert 1 == play(rig)
+    assert 3 == len(triggers_of(rig, "tick"))
+
+
+def test_mode_all_runs_at_most_max_runs_slots(make_rig: MakeRig) -> None:
+    """Down across five slots with max_runs 3: the three newest run, one by one; the two
+    oldest are missed in the ledger."""
+    rig = make_rig(all_mode(max_runs=3), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T05:20"))
+    assert 1 == play(rig)
+    assert [[f"slot/tick/2026-06-01T0{hour}:00:00Z"] for hour in (3, 4, 5)] == triggers_of(
+        rig, "tick")
+    with rig.store.transaction() as tx:
+        fates = [(s.slot.hour, s.fate) for s in tx.slots("tick", None, None)]
+    assert [(1, "missed"), (2, "missed"), (3, "ran"), (4, "ran"), (5, "ran")] == fates
+
+
+def test_mode_all_under_skip_skips_the_slots_that_meet_the_first_run(
+        make_rig: MakeRig) -> None:
+    """overlap skip still applies: the oldest slot runs, the two behind it meet it and are
+    recorded as skipped runs."""
+    rig = make_rig(all_mode("skip"), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    play(rig)
+    assert [("success", ""), ("skipped", "a run was already going (overlap: skip)"),
+            ("skipped", "a run was already going (overlap: skip)")] == [
+        (run.outcome, run.reason) for run in rig.history("tick")]
+
+
+def test_mode_all_under_replace_cancels_the_run_and_the_rest_run_as_one(
+        make_rig: MakeRig) -> None:
+    """overlap replace still applies: the oldest slot's run is cancelled by the next; the two
+    newer slots then run together, as replacements arriving during a cancel do."""
+    rig = make_rig(all_mode("replace"), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    play(rig)
+    assert ["cancelled", "success"] == [run.outcome for run in rig.history("tick")]
+    assert [["slot/tick/2026-06-01T01:00:00Z"], ["slot/tick/2026-06-01T02:00:00Z",
+                                                 "slot/tick/2026-06-01T03:00:00Z"]] == (
+        triggers_of(rig, "tick"))

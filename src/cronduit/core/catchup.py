@@ -9,7 +9,10 @@ The rules (cron and at):
   strictly less than the catch-up window late (exactly at the window's edge is too late) and
   its wall-clock name differs from the one that ran last. Older missed slots are recorded as
   missed, each with its reason. ``mode: all`` publishes every missed slot inside the window,
-  oldest first, at most ``max_runs`` (the newest ones; older ones are missed).
+  oldest first, at most ``max_runs`` (the newest ones; older ones are missed), each as its
+  own run, one after another: such a firing is *serial* (:attr:`Firing.serial`), and its
+  triggers carry their own policy (:func:`published_payload`) unless the job's timer overlap
+  is ``skip`` or ``replace``, which still apply.
 * A slot fired :data:`SCHEDULING_TOLERANCE` or more after its due time is *late*: marked so in
   its run's record and label, cron, at and every alike. ``catch_up: false`` (a window of 0)
   runs only slots fired within the tolerance, so it is never looser than the smallest window
@@ -30,13 +33,15 @@ never makes a slot look late.
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cronduit.core.backfill import SERIAL, BackfillPolicy
 from cronduit.core.durations import format_duration
-from cronduit.core.enums import CatchUpMode
+from cronduit.core.enums import CatchUpMode, Overlap
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot
 
 SCHEDULING_TOLERANCE = 1.0
@@ -112,6 +117,9 @@ class Firing:
     """When the timer elapses next: ``next_slot``'s instant plus jitter."""
     last_name: str | None
     """The wall-clock name of the newest slot that ran (unchanged if none ran)."""
+    serial: bool = False
+    """A ``mode: all`` catch-up of several slots: each is to run on its own, oldest first, one
+    after another (see :func:`published_payload`)."""
 
 
 DueOf = Callable[[Slot], datetime]
@@ -205,6 +213,7 @@ def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | N
         next_slot=next_slot,
         next_due=None if next_slot is None else due_of(next_slot),
         last_name=ran_name,
+        serial=len(publish) > 1 and policy.mode is CatchUpMode.ALL,
     )
 
 
@@ -243,6 +252,33 @@ def _choose(
             outage.add(Missed(extra.slot, OVER_MAX_RUNS))
         chosen = chosen[-policy.max_runs :]
     return chosen
+
+
+CATCH_UP_ALL = "all"
+"""What a serial catch-up's triggers say in their payload (``catch_up``)."""
+SERIAL_CATCH_UP = BackfillPolicy.named(SERIAL)
+"""The policy a serial catch-up's triggers follow: ``allow`` with at most one run going, so
+each slot is its own run and they run one after another, oldest first (as a backfill's)."""
+_SERIAL_PAYLOAD = json.dumps({"catch_up": CATCH_UP_ALL, "overlap": SERIAL_CATCH_UP.overlap.value,
+                              "max_parallel": SERIAL_CATCH_UP.max_parallel}, sort_keys=True)
+_OWN_POLICY = frozenset({Overlap.QUEUE, Overlap.ALLOW})
+"""Timer policies a serial catch-up replaces: ``queue`` would coalesce the slots into one
+run, ``allow`` would run them side by side. ``skip`` and ``replace`` still apply."""
+
+
+def published_payload(firing: Firing, timer_policy: Overlap) -> str:
+    """The payload of the timer triggers ``firing`` publishes for a job whose timer overlap
+    is ``timer_policy``: ``{}``, or for a serial catch-up under queue or allow the policy its
+    triggers follow instead (:data:`SERIAL_CATCH_UP`, read back by :func:`catch_up_policy`)."""
+    if firing.serial and timer_policy in _OWN_POLICY:
+        return _SERIAL_PAYLOAD
+    return "{}"
+
+
+def catch_up_policy(payload: Mapping[str, object]) -> BackfillPolicy | None:
+    """The policy a timer trigger's payload carries: a serial catch-up's, else None (the job's
+    timer overlap)."""
+    return SERIAL_CATCH_UP if payload.get("catch_up") == CATCH_UP_ALL else None
 
 
 def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: datetime) -> Firing:
