@@ -291,3 +291,30 @@ def test_mode_all_under_replace_cancels_the_run_and_the_rest_run_as_one(
     assert [["slot/tick/2026-06-01T01:00:00Z"], ["slot/tick/2026-06-01T02:00:00Z",
                                                  "slot/tick/2026-06-01T03:00:00Z"]] == (
         triggers_of(rig, "tick"))
+
+
+SKIP_GAP = DAILY + "    dst: {gap: skip}\n"
+
+
+def test_both_dst_nights_leave_the_times_the_rule_removes_in_the_ledger(
+        make_rig: MakeRig) -> None:
+    """gap skip and fold once: 29 March's 01:30 (which does not exist) and 25 October's
+    repeated 01:30 each have a missed row with its reason, written as the timer passes them,
+    beside the days that ran."""
+    for start, end, ran, removed in (
+        ("2026-03-27T00:00", "2026-03-31T00:00", 3,
+         ("2026-03-29T01:00:00Z", "2026-03-29 01:30 Europe/London",
+          "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)")),
+        ("2026-10-23T00:00", "2026-10-27T00:00", 4,
+         ("2026-10-25T01:30:00Z", "2026-10-25 01:30 Europe/London (repeated)",
+          "missed: 01:30 repeated, only its first occurrence runs (dst fold: once)")),
+    ):
+        rig = make_rig(SKIP_GAP, utc(start))
+        rig.run_until(utc(end))
+        with rig.store.transaction() as tx:
+            ledger = [(format_utc(s.slot), s.name, s.fate, s.reason)
+                      for s in tx.slots("report", None, None)]
+        assert [("missed", *removed)] == [(fate, slot, name, reason)
+                                          for slot, name, fate, reason in ledger
+                                          if fate == "missed"]
+        assert ran == sum(1 for row in ledger if row[2] == "ran") == len(rig.runner.launched)

@@ -36,13 +36,13 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from cronduit.core.backfill import SERIAL, BackfillPolicy
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import CatchUpMode, Overlap
-from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot
+from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, RemovedSlot, Slot
 
 SCHEDULING_TOLERANCE = 1.0
 """Seconds after its due time within which a firing counts as on time (strictly less, like a
@@ -149,6 +149,8 @@ class _Outage:
     last_dropped: datetime | None = None
     all_paused: bool = True
     """Every dropped slot was held by a pause (the counted row says so)."""
+    removed: list[Missed] = field(default_factory=list)
+    """The times the DST rule removed (:meth:`add_removed`)."""
 
     def add(self, missed: Missed) -> None:
         if self.listed is None:
@@ -160,6 +162,14 @@ class _Outage:
             self.last_dropped = oldest.slot.instant
             self.all_paused = self.all_paused and oldest.reason == PAUSED
         self.listed.append(missed)
+
+    def add_removed(self, removed: tuple[RemovedSlot, ...]) -> None:
+        """The times the DST rule removed: listed apart from the outage's slots (they are few,
+        and never what :data:`LISTED_MISSED` bounds)."""
+        self.removed = [Missed(each.slot, each.reason) for each in removed]
+
+    def missed(self) -> tuple[Missed, ...]:
+        return tuple(self.listed or ()) + tuple(self.removed)
 
     def count(self) -> MissedCount | None:
         if not self.dropped or self.first_dropped is None or self.last_dropped is None:
@@ -190,12 +200,14 @@ def decide_firing(
     due_of: DueOf = _instant,
 ) -> Firing:
     """The firing of a calendar timer that was armed for slot ``armed``, at ``now``."""
-    return _calendar_firing(schedule, armed, last_name, now, policy, due_of, _Outage())
+    return _calendar_firing(schedule, armed, last_name, now, policy, due_of, _Outage(), armed)
 
 
 def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | None,
                      now: datetime, policy: CatchUpPolicy, due_of: DueOf,
-                     outage: _Outage) -> Firing:
+                     outage: _Outage, since: Slot) -> Firing:
+    """``since``: the slot the timer was armed for, where the times the DST rule removed are
+    looked for from (``armed`` itself, unless a pause held the slots before it)."""
     due: list[Slot] = []
     next_slot: Slot | None = armed
     while next_slot is not None and due_of(next_slot) <= now:
@@ -206,9 +218,13 @@ def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | N
     while next_slot is not None and next_slot.name == ran_name:
         outage.add(Missed(next_slot, SAME_NAME))
         next_slot = schedule.next_after(next_slot.instant)
+    # The timer passes them now, re-arming beyond them: recorded here, even those still ahead.
+    removed = schedule.removed_between(since, next_slot)
+    if removed:
+        outage.add_removed(removed)
     return Firing(
         publish=tuple(publish),
-        missed=tuple(outage.listed or ()),
+        missed=outage.missed(),
         missed_count=outage.count(),
         next_slot=next_slot,
         next_due=None if next_slot is None else due_of(next_slot),
@@ -327,8 +343,11 @@ def decide_held_firing(
         outage.add(Missed(slot, PAUSED))
         slot = schedule.next_after(slot.instant)
     if slot is not None and resumed_at is not None and due_of(slot) <= now:
-        return _calendar_firing(schedule, slot, last_name, now, policy, due_of, outage)
-    return Firing(publish=(), missed=tuple(outage.listed or ()), missed_count=outage.count(),
+        return _calendar_firing(schedule, slot, last_name, now, policy, due_of, outage, armed)
+    removed = schedule.removed_between(armed, slot)
+    if removed:
+        outage.add_removed(removed)
+    return Firing(publish=(), missed=outage.missed(), missed_count=outage.count(),
                   next_slot=slot, next_due=None if slot is None else due_of(slot),
                   last_name=last_name)
 
