@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cronduit.core.backfill import SERIAL, BackfillPolicy
@@ -149,7 +149,7 @@ class _Outage:
     last_dropped: datetime | None = None
     all_paused: bool = True
     """Every dropped slot was held by a pause (the counted row says so)."""
-    removed: list[Missed] = field(default_factory=list)
+    removed: tuple[Missed, ...] = ()
     """The times the DST rule removed (:meth:`add_removed`)."""
 
     def add(self, missed: Missed) -> None:
@@ -166,10 +166,12 @@ class _Outage:
     def add_removed(self, removed: tuple[RemovedSlot, ...]) -> None:
         """The times the DST rule removed: listed apart from the outage's slots (they are few,
         and never what :data:`LISTED_MISSED` bounds)."""
-        self.removed = [Missed(each.slot, each.reason) for each in removed]
+        if removed:
+            self.removed = tuple(Missed(each.slot, each.reason) for each in removed)
 
     def missed(self) -> tuple[Missed, ...]:
-        return tuple(self.listed or ()) + tuple(self.removed)
+        listed = tuple(self.listed or ())
+        return listed + self.removed if self.removed else listed
 
     def count(self) -> MissedCount | None:
         if not self.dropped or self.first_dropped is None or self.last_dropped is None:
@@ -219,9 +221,9 @@ def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | N
         outage.add(Missed(next_slot, SAME_NAME))
         next_slot = schedule.next_after(next_slot.instant)
     # The timer passes them now, re-arming beyond them: recorded here, even those still ahead.
-    removed = schedule.removed_between(since, next_slot)
-    if removed:
-        outage.add_removed(removed)
+    # (Asked only of a plan whose DST rule can remove a time: most firings skip the call.)
+    if schedule.plan.removes:
+        outage.add_removed(schedule.removed_between(since, next_slot))
     return Firing(
         publish=tuple(publish),
         missed=outage.missed(),
