@@ -8,7 +8,9 @@ The rules (cron and at):
 * A firing publishes the latest slot whose due time is at or before ``now`` only if it is
   strictly less than the catch-up window late (exactly at the window's edge is too late) and
   its wall-clock name differs from the one that ran last. Older missed slots are recorded as
-  missed, each with its reason. ``mode: all`` publishes every missed slot inside the window,
+  missed, each with its reason, and so are the wall-clock times the DST rule removed (see
+  :mod:`cron`) between the armed slot and the one the timer re-arms for: the firing passes
+  them, even those still ahead. ``mode: all`` publishes every missed slot inside the window,
   oldest first, at most ``max_runs`` (the newest ones; older ones are missed), each as its
   own run, one after another: such a firing is *serial* (:attr:`Firing.serial`), and its
   triggers carry their own policy (:func:`published_payload`) unless the job's timer overlap
@@ -346,9 +348,8 @@ def decide_held_firing(
         slot = schedule.next_after(slot.instant)
     if slot is not None and resumed_at is not None and due_of(slot) <= now:
         return _calendar_firing(schedule, slot, last_name, now, policy, due_of, outage, armed)
-    removed = schedule.removed_between(armed, slot)
-    if removed:
-        outage.add_removed(removed)
+    if schedule.plan.removes:
+        outage.add_removed(schedule.removed_between(armed, slot))
     return Firing(publish=(), missed=outage.missed(), missed_count=outage.count(),
                   next_slot=slot, next_due=None if slot is None else due_of(slot),
                   last_name=last_name)

@@ -463,8 +463,8 @@ class DailyPlan:
         if not start <= low or not high <= end:
             first_year = datetime.fromtimestamp(low, UTC).year
             last_year = datetime.fromtimestamp(high - 1, UTC).year
-            if first_year <= _MIN_YEAR or last_year >= _MAX_YEAR:
-                return []
+            if first_year < _MIN_YEAR + 2 or last_year > _MAX_YEAR - 2:
+                return []  # the neighbouring years read below would leave the calendar
             instants, found = (), ()
             for year in range(first_year, last_year + 1):
                 self._removed_year = kept = self._removed_of_year(year)
