@@ -26,9 +26,11 @@ from cronduit.core.catchup import (
     Firing,
     arm_edited,
     arm_new,
+    catch_up_policy,
     decide_firing,
     decide_held_firing,
     decide_interval_firing,
+    published_payload,
     slot_instant,
 )
 from cronduit.core.config.model import AfterSpec, Config, Job, Retry
@@ -379,6 +381,8 @@ class Engine:
                           firing.next_slot.name, firing.next_due, firing.last_name)
             batch.moves.append((moved, timer.version))
         name, events = timer.job, batch.events
+        # a serial catch-up's triggers carry their own policy; every other firing's, none
+        payload = published_payload(firing, _policy(job).of(_TIMER)) if firing.serial else "{}"
         for published in firing.publish:
             # Written out here rather than in a helper: this runs for every firing, and the
             # call and keyword arguments were a few per cent of the firing path.
@@ -390,7 +394,7 @@ class Engine:
                 label = known[1]
             slot = published.slot
             events.append(NewEvent(slot.delivery_id(name), name, _TIMER, label, now,
-                                   slot.instant, published.late))
+                                   slot.instant, published.late, payload))
             batch.slots.append((SlotRecord(name, slot.instant, slot.name, "ran", "", now),
                                 len(events) - 1))
             batch.lines.append(f"trigger {name}: {label}")
@@ -661,13 +665,17 @@ def _policy(job: Job) -> OverlapPolicy:
 
 def _trigger(event: Event) -> Trigger:
     kind = TriggerKind(event.kind)
-    if kind is TriggerKind.MANUAL and event.payload != "{}":
-        # Only a manual trigger may carry its own policy (a backfill's): other kinds' payloads
-        # (webhook bodies) are never read here.
-        own = trigger_policy(json.loads(event.payload))
+    if event.payload != "{}" and kind in _OWN_POLICY_READERS:
+        # Only triggers cronduit itself writes may carry their own policy: a manual one (a
+        # backfill's) and a timer one (a serial catch-up's). Other kinds' payloads (webhook
+        # bodies, code-host deliveries) come from outside and are never read here.
+        own = _OWN_POLICY_READERS[kind](json.loads(event.payload))
         if own is not None:
             return Trigger(event.delivery_id, kind, event.seq, own.overlap, own.max_parallel)
     return Trigger(event.delivery_id, kind, event.seq)
+
+
+_OWN_POLICY_READERS = {TriggerKind.MANUAL: trigger_policy, TriggerKind.TIMER: catch_up_policy}
 
 
 def _trigger_event(events: Sequence[Event], run: Run) -> Event:

@@ -6,6 +6,7 @@ London changes clocks on 2026-03-29 (01:00 GMT -> 02:00 BST) and 2026-10-25 (02:
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -14,15 +15,22 @@ from hypothesis import strategies as st
 from cronduit.core.catchup import (
     LISTED_MISSED,
     OVER_MAX_RUNS,
+    PAUSED,
     SAME_NAME,
+    SERIAL_CATCH_UP,
     SUPERSEDED,
     CatchUpPolicy,
+    Missed,
     arm_edited,
     arm_new,
+    catch_up_policy,
     decide_firing,
+    decide_held_firing,
     decide_interval_firing,
+    published_payload,
 )
-from cronduit.core.enums import CatchUpMode
+from cronduit.core.cron import DstPolicy
+from cronduit.core.enums import CatchUpMode, DstGap, Overlap
 from cronduit.core.timespec import (
     CalendarSchedule,
     IntervalSchedule,
@@ -35,6 +43,8 @@ from cronduit.core.timespec import (
 
 HOUR = timedelta(hours=1)
 SECOND = timedelta(seconds=1)
+PROMPT = timedelta(milliseconds=200)
+"""How late an ordinary firing is: well inside the scheduling tolerance."""
 
 
 def utc(text: str) -> datetime:
@@ -50,7 +60,7 @@ def test_an_on_time_firing_publishes_its_slot_and_rearms_for_the_next() -> None:
     """The ordinary case: one slot, on time, not late; the timer moves one slot on."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
-    firing = decide_firing(schedule, armed, None, armed.instant + SECOND, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
     assert [(p.slot.instant, p.late) for p in firing.publish] == [(utc("2026-06-01T09:00"), False)]
     assert firing.missed == ()
     assert utc("2026-06-02T09:00") == firing.next_due
@@ -98,15 +108,77 @@ def test_mode_all_runs_every_slot_in_the_window_oldest_first_up_to_max_runs() ->
     assert "outside the catch-up window" in reasons[1]
 
 
+def test_a_mode_all_catch_up_of_several_slots_is_serial() -> None:
+    """mode all publishing three slots is serial; latest mode, or one slot on time, is not."""
+    schedule = cron_schedule("0 * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
+    all_mode = CatchUpPolicy(window=6 * 3600, mode=CatchUpMode.ALL)
+    outage = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
+    latest = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), CatchUpPolicy())
+    on_time = decide_firing(schedule, armed, None, armed.instant + PROMPT, all_mode)
+    assert (3, True) == (len(outage.publish), outage.serial)
+    assert (False, False) == (latest.serial, on_time.serial)
+
+
+def test_a_serial_catch_up_carries_its_own_policy_except_under_skip_and_replace() -> None:
+    """Under queue and allow its triggers run one at a time (allow, at most one run going);
+    under skip and replace they follow the job's policy; a firing that is not serial never
+    carries one."""
+    schedule = cron_schedule("0 * * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
+    all_mode = CatchUpPolicy(window=6 * 3600, mode=CatchUpMode.ALL)
+    serial = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
+    plain = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), CatchUpPolicy())
+    own = {policy.value: catch_up_policy(json.loads(published_payload(serial, policy)))
+           for policy in Overlap}
+    assert {"queue": SERIAL_CATCH_UP, "allow": SERIAL_CATCH_UP, "skip": None,
+            "replace": None} == own
+    assert (Overlap.ALLOW, 1) == (SERIAL_CATCH_UP.overlap, SERIAL_CATCH_UP.max_parallel)
+    assert "{}" == published_payload(plain, Overlap.QUEUE)
+
+
 def test_catch_up_false_runs_on_time_slots_only() -> None:
-    """A window of 0 means never late: on time (under a minute) runs, two minutes late does not."""
+    """A window of 0 means never late: a firing within the tolerance runs, 5 s late does not."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     never = CatchUpPolicy(window=0)
-    assert decide_firing(schedule, armed, None, armed.instant + 5 * SECOND, never).publish
-    late = decide_firing(schedule, armed, None, armed.instant + 120 * SECOND, never)
+    assert decide_firing(schedule, armed, None, armed.instant + PROMPT, never).publish
+    late = decide_firing(schedule, armed, None, armed.instant + 5 * SECOND, never)
     assert () == late.publish
-    assert "catch-up is off" in late.missed[0].reason
+    assert ["missed: 5s late and catch-up is off"] == [m.reason for m in late.missed]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 120_000))
+def test_catch_up_false_is_never_looser_than_the_smallest_window(late_ms: int) -> None:
+    """However late the firing, catch_up: false runs the slot only if a 1s window would."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    now = armed.instant + timedelta(milliseconds=late_ms)
+    smallest = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=1))
+    never = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=0))
+    assert bool(smallest.publish) >= bool(never.publish)
+
+
+def test_a_slot_fired_past_the_tolerance_is_marked_late() -> None:
+    """Within the 1 s tolerance a slot is on time; from it on it is late, 2 s and 30 s alike."""
+    schedule = cron_schedule("0 9 * * *")
+    armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
+    marks = {}
+    for offset in (PROMPT, SECOND, 2 * SECOND, 30 * SECOND):
+        firing = decide_firing(schedule, armed, None, armed.instant + offset, CatchUpPolicy())
+        marks[offset.total_seconds()] = [p.late for p in firing.publish]
+    assert {0.2: [False], 1.0: [True], 2.0: [True], 30.0: [True]} == marks
+
+
+def test_an_interval_slot_fired_past_the_tolerance_is_marked_late() -> None:
+    """every: a firing 5 s after its slot is late, one 200 ms after it is not."""
+    schedule = IntervalSchedule(600)
+    armed = utc("2026-06-01T00:00")
+    prompt = decide_interval_firing(schedule, armed, armed + PROMPT)
+    late = decide_interval_firing(schedule, armed, armed + 5 * SECOND)
+    assert ([False], [True]) == ([p.late for p in prompt.publish],
+                                 [p.late for p in late.publish])
 
 
 def test_catch_up_true_has_no_limit() -> None:
@@ -124,7 +196,8 @@ def test_the_slot_whose_name_ran_last_is_not_run_again() -> None:
     armed = next(schedule.slots_after(utc("2026-10-24T12:00")))
     firing = decide_firing(schedule, armed, armed.name, armed.instant + SECOND, CatchUpPolicy())
     assert () == firing.publish
-    assert [SAME_NAME] == [m.reason for m in firing.missed]
+    assert [(armed, SAME_NAME)] == [(m.slot, m.reason) for m in firing.missed
+                                    if "dst fold" not in m.reason]
 
 
 def test_a_firing_replayed_from_the_same_row_gives_the_same_answer() -> None:
@@ -156,6 +229,88 @@ def test_both_dst_nights_run_the_daily_job_once_each() -> None:
             armed = firing.next_slot
         days = [d.astimezone(schedule.plan.zone).date() for d in ran]
         assert len(set(days)) == len(days) == 20
+
+
+GAP_SKIP = DstPolicy(gap=DstGap.SKIP)
+MICRO = timedelta(microseconds=1)
+
+
+def test_a_firing_records_the_time_the_gap_removes_with_its_reason() -> None:
+    """gap skip: the firing of 28 March, re-arming for 30 March, records 01:30 on 29 March
+    (which does not exist) as missed, listed at the clock change (01:00Z)."""
+    schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
+    armed = next(schedule.slots_after(utc("2026-03-28T00:00")))
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
+    assert [Missed(Slot(utc("2026-03-29T01:00") + MICRO, "2026-03-29 01:30 Europe/London"),
+                   "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)")] == list(
+        firing.missed)
+    assert firing.next_slot is not None
+    assert utc("2026-03-30T00:30") == firing.next_slot.instant
+
+
+def test_a_firing_records_the_second_pass_fold_once_removes() -> None:
+    """fold once: the firing at 01:30 BST records 01:30 GMT, the repeated pass, as missed."""
+    schedule = cron_schedule("30 1 * * *", "Europe/London")
+    armed = next(schedule.slots_after(utc("2026-10-25T00:00")))
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
+    assert [Missed(Slot(utc("2026-10-25T01:30") + MICRO,
+                        "2026-10-25 01:30 Europe/London (repeated)"),
+                   "missed: 01:30 repeated, only its first occurrence runs (dst fold: once)")
+            ] == list(firing.missed)
+    assert [utc("2026-10-25T00:30")] == [p.slot.instant for p in firing.publish]
+
+
+def test_an_outage_across_the_spring_night_records_the_removed_time_too() -> None:
+    """Down from 27 to 30 March: the latest slot runs, the older are missed, and 29 March's
+    01:30 (which does not exist) is missed for the DST rule, in its place among them."""
+    schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
+    armed = next(schedule.slots_after(utc("2026-03-27T00:00")))
+    firing = decide_firing(schedule, armed, None, utc("2026-03-30T02:00"), CatchUpPolicy())
+    assert ["2026-03-30 01:30 Europe/London"] == [p.slot.name for p in firing.publish]
+    assert [("2026-03-27 01:30 Europe/London",
+             "missed: 3d30m late, outside the catch-up window of 6h"),
+            ("2026-03-28 01:30 Europe/London",
+             "missed: 2d30m late, outside the catch-up window of 6h"),
+            ("2026-03-29 01:30 Europe/London",
+             "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)")] == [
+        (m.slot.name, m.reason) for m in sorted(firing.missed, key=lambda m: m.slot.instant)]
+
+
+def test_a_pause_across_the_spring_night_records_the_removed_time_for_the_dst_rule() -> None:
+    """Paused from 27 to 30 March: the slots are missed as paused, and 29 March's 01:30 (which
+    does not exist) for the DST rule, not for the pause."""
+    schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
+    armed = next(schedule.slots_after(utc("2026-03-27T00:00")))
+    firing = decide_held_firing(schedule, armed, None, utc("2026-03-30T02:00"), None,
+                                CatchUpPolicy())
+    assert [("2026-03-27 01:30 Europe/London", PAUSED), ("2026-03-28 01:30 Europe/London", PAUSED),
+            ("2026-03-29 01:30 Europe/London",
+             "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)"),
+            ("2026-03-30 01:30 Europe/London", PAUSED)] == [
+        (m.slot.name, m.reason) for m in sorted(firing.missed, key=lambda m: m.slot.instant)]
+
+
+def test_a_year_of_firings_gives_every_wall_clock_time_a_fate() -> None:
+    """A year of on-time firings of a 01:30 job with gap skip: each day's 01:30 ran or was
+    missed for the DST rule, and 25 October's repeated 01:30 was missed too."""
+    schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
+    armed = next(schedule.slots_after(utc("2026-01-01T00:00")))
+    last_name: str | None = None
+    fates: dict[str, str] = {}
+    while armed.instant < utc("2027-01-01T00:00"):
+        firing = decide_firing(schedule, armed, last_name, armed.instant + PROMPT,
+                               CatchUpPolicy())
+        fates.update({p.slot.name: "ran" for p in firing.publish})
+        fates.update({m.slot.name: m.reason for m in firing.missed})
+        last_name = firing.last_name
+        assert firing.next_slot is not None
+        armed = firing.next_slot
+    assert 366 == len(fates)
+    assert {"ran": 364, "gap": 1, "fold": 1} == {
+        kind: sum(1 for reason in fates.values() if kind in reason)
+        for kind in ("ran", "gap", "fold")}
+    assert "(dst gap: skip)" in fates["2026-03-29 01:30 Europe/London"]
+    assert "(dst fold: once)" in fates["2026-10-25 01:30 Europe/London (repeated)"]
 
 
 def test_a_wildcard_job_runs_both_repeated_hours_through_firings() -> None:

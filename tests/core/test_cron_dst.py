@@ -204,3 +204,87 @@ def test_next_after_agrees_with_the_general_walk(data: st.DataObject, zone: str,
         if expected is None:
             return
         instant = expected
+
+
+# -- wall-clock times the DST rule removes (the slot ledger records them as missed) ----------
+
+
+def removed(expr: str, tz: str, start: str, end: str, dst: DstPolicy | None = None
+            ) -> list[tuple[str, int, str, bool]]:
+    """The removed times between two instants: (key instant, tag, wall time, gap?)."""
+    plan = Cron(expr, tz, dst or DstPolicy()).plan
+    low, high = int(utc(start).timestamp()), int(utc(end).timestamp())
+    return [(datetime.fromtimestamp(r.instant, UTC).isoformat(), r.tag,
+             f"{r.day} {r.time_of_day // 3600:02d}:{r.time_of_day // 60 % 60:02d}", r.gap)
+            for r in plan.removed_between(low, high)]
+
+
+def test_gap_skip_removes_each_nonexistent_time_at_the_clock_change() -> None:
+    """London, 29 March, gap skip: 01:00 and 01:30 do not exist; both are listed at 01:00Z,
+    the instant of the change, in wall-clock order; 02:00 exists and is a real slot."""
+    assert removed("0,30 1,2 * * *", "Europe/London", "2026-03-28T12:00", "2026-03-30T12:00",
+                   DstPolicy(gap=DstGap.SKIP)) == [
+        ("2026-03-29T01:00:00+00:00", 1, "2026-03-29 01:00", True),
+        ("2026-03-29T01:00:00+00:00", 2, "2026-03-29 01:30", True),
+    ]
+
+
+def test_fold_once_removes_the_second_pass_of_a_repeated_time() -> None:
+    """London, 25 October, fold once (the default): 01:30 GMT (01:30Z) is removed."""
+    assert removed("30 1 * * *", "Europe/London", "2026-10-24T12:00", "2026-10-26T12:00") == [
+        ("2026-10-25T01:30:00+00:00", 1, "2026-10-25 01:30", False),
+    ]
+
+
+def test_nothing_is_removed_where_the_rule_runs_every_time() -> None:
+    """gap run moves a time rather than removing it, fold twice runs both passes, and a
+    wildcard job follows real time: none of them removes a wall-clock time."""
+    everything = DstPolicy(gap=DstGap.RUN, fold=DstFold.TWICE)
+    for start, end in (("2026-03-28T12:00", "2026-03-30T12:00"),
+                       ("2026-10-24T12:00", "2026-10-26T12:00")):
+        assert [] == removed("30 1 * * *", "Europe/London", start, end, everything)
+        assert [] == removed("*/15 1 * * *", "Europe/London", start, end,
+                             DstPolicy(gap=DstGap.SKIP))
+    assert [] == removed("30 1 * * *", "UTC", "2026-01-01T00:00", "2027-01-01T00:00")
+
+
+def test_removed_times_of_new_york_lord_howe_and_havana() -> None:
+    """Other zones' nights: New York's 02:30 gap, Lord Howe's half-hour fold, Havana's gap at
+    midnight."""
+    skip = DstPolicy(gap=DstGap.SKIP)
+    assert removed("30 2 * * *", "America/New_York", "2026-03-07T12:00", "2026-03-09T12:00",
+                   skip) == [("2026-03-08T07:00:00+00:00", 1, "2026-03-08 02:30", True)]
+    assert removed("45 1 * * *", "Australia/Lord_Howe", "2026-04-04T00:00",
+                   "2026-04-06T00:00") == [
+        ("2026-04-04T15:15:00+00:00", 1, "2026-04-05 01:45", False)]
+    assert removed("0 0 * * *", "America/Havana", "2026-03-07T12:00", "2026-03-09T12:00",
+                   skip) == [("2026-03-08T05:00:00+00:00", 1, "2026-03-08 00:00", True)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), zone=st.sampled_from(ZONES), text=cron_texts,
+       gap=st.sampled_from(list(DstGap)), fold=st.sampled_from(list(DstFold)))
+def test_removed_times_fall_between_slots_and_add_up(data: st.DataObject, zone: str,
+                                                    text: str, gap: DstGap,
+                                                    fold: DstFold) -> None:
+    """Asked between each pair of neighbouring slots, the removed times add up to those of
+    the whole span, and each lies at or after the earlier slot and before the later one (so
+    its ledger key, a few microseconds past a whole second, is never a slot's); the kept
+    answers of ``removed_from`` agree, asked forward or back."""
+    try:
+        plan = cron_plan(CronExpression.parse(text), zone, DstPolicy(gap, fold))
+    except CronError:
+        return
+    start = int(data.draw(instants_near_transitions(zone)).timestamp())
+    slots = [start, *itertools.islice(plan.after(start), 6)]
+    pieces = []
+    for low, high in itertools.pairwise(slots):
+        found = plan.removed_between(low, high)
+        assert all(low <= r.instant < high and r.tag >= 1 for r in found)
+        assert found == plan.removed_from(datetime.fromtimestamp(low, UTC),
+                                          datetime.fromtimestamp(high, UTC))
+        pieces += found
+    assert plan.removed_between(slots[0], slots[-1]) == pieces
+    # asked again from the start, after the kept answers moved on: still the same
+    assert pieces[: len(plan.removed_between(slots[0], slots[1]))] == plan.removed_from(
+        datetime.fromtimestamp(slots[0], UTC), datetime.fromtimestamp(slots[1], UTC))

@@ -182,3 +182,139 @@ def test_each_job_in_a_batch_gets_its_own_schedules_label(make_rig: MakeRig) -> 
     assert {"same0": [hour], "same2": [hour], "jit0": [hour], "jit2": [hour],
             "paris": ["cron 2026-06-01 14:00 Europe/Paris (late)"],
             "tick": ["every 30m (late)"]} == {name: found[-1:] for name, found in labels.items()}
+
+
+def test_a_slot_fired_seconds_late_runs_marked_late(make_rig: MakeRig) -> None:
+    """Fired 5 s after its slot (past the 1 s tolerance): the run is late in record and label."""
+    rig = make_rig(DAILY, utc("2026-06-01T00:00"))
+    rig.at(utc("2026-06-01T00:30:05"))
+    [run] = rig.history("report")
+    assert (True, "cron 2026-06-01 01:30 Europe/London (late)") == (run.late, run.label)
+
+
+def test_catch_up_false_misses_a_slot_fired_seconds_late(make_rig: MakeRig) -> None:
+    """catch_up: false runs only slots fired within the 1 s tolerance: one fired 30 s late does
+    not run, and the ledger says why."""
+    rig = make_rig(DAILY.replace("time_zone: Europe/London", "time_zone: Europe/London\n"
+                                 "    catch_up: false"), utc("2026-06-01T00:00"))
+    rig.at(utc("2026-06-01T00:30:30"))
+    assert [] == rig.history("report")
+    with rig.store.transaction() as tx:
+        [slot] = tx.slots("report", None, None)
+    assert ("missed", "missed: 30s late and catch-up is off") == (slot.fate, slot.reason)
+
+
+def all_mode(overlap: str = "queue", max_runs: int = 10) -> str:
+    """An hourly job catching up every missed slot of the last 6 hours."""
+    return ("jobs:\n  tick:\n    run: x\n    cron: '0 * * * *'\n"
+            f"    catch_up: {{window: 6h, mode: all, max_runs: {max_runs}}}\n"
+            f"    overlap: {overlap}\n")
+
+
+def play(rig: Rig) -> int:
+    """Let each run exit 0 as it starts, a second later, until nothing more starts; the most
+    runs seen going at once."""
+    most = 0
+    for _ in range(100):
+        rig.tick()
+        going = rig.runner.running()
+        most = max(most, len(going))
+        if not going:
+            return most
+        for run_id in going:
+            rig.runner.finish(run_id, 0)
+        rig.clock.advance(timedelta(seconds=1))
+    raise AssertionError("the runs never ended")
+
+
+def triggers_of(rig: Rig, job: str) -> list[list[str]]:
+    """Per run of ``job``, oldest first, the delivery ids of the triggers it consumed."""
+    runs = rig.history(job)
+    with rig.store.transaction() as tx:
+        return [[event.delivery_id for event in tx.events_of_run(run.id)] for run in runs]
+
+
+def test_mode_all_runs_each_missed_slot_on_its_own_one_after_another(
+        make_rig: MakeRig) -> None:
+    """Down across three hourly slots under the default queue: three runs, oldest first, each
+    consuming its own slot alone, never two going at once."""
+    rig = make_rig(all_mode(), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    assert 1 == play(rig)
+    assert [["slot/tick/2026-06-01T01:00:00Z"], ["slot/tick/2026-06-01T02:00:00Z"],
+            ["slot/tick/2026-06-01T03:00:00Z"]] == triggers_of(rig, "tick")
+    assert [("success", True)] * 3 == [(run.outcome, run.late) for run in rig.history("tick")]
+
+
+def test_mode_all_under_allow_also_runs_the_missed_slots_one_after_another(
+        make_rig: MakeRig) -> None:
+    """overlap allow: the caught-up slots still run one at a time, oldest first."""
+    rig = make_rig(all_mode("allow"), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    assert 1 == play(rig)
+    assert 3 == len(triggers_of(rig, "tick"))
+
+
+def test_mode_all_runs_at_most_max_runs_slots(make_rig: MakeRig) -> None:
+    """Down across five slots with max_runs 3: the three newest run, one by one; the two
+    oldest are missed in the ledger."""
+    rig = make_rig(all_mode(max_runs=3), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T05:20"))
+    assert 1 == play(rig)
+    assert [[f"slot/tick/2026-06-01T0{hour}:00:00Z"] for hour in (3, 4, 5)] == triggers_of(
+        rig, "tick")
+    with rig.store.transaction() as tx:
+        fates = [(s.slot.hour, s.fate) for s in tx.slots("tick", None, None)]
+    assert [(1, "missed"), (2, "missed"), (3, "ran"), (4, "ran"), (5, "ran")] == fates
+
+
+def test_mode_all_under_skip_skips_the_slots_that_meet_the_first_run(
+        make_rig: MakeRig) -> None:
+    """overlap skip still applies: the oldest slot runs, the two behind it meet it and are
+    recorded as skipped runs."""
+    rig = make_rig(all_mode("skip"), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    play(rig)
+    assert [("success", ""), ("skipped", "a run was already going (overlap: skip)"),
+            ("skipped", "a run was already going (overlap: skip)")] == [
+        (run.outcome, run.reason) for run in rig.history("tick")]
+
+
+def test_mode_all_under_replace_cancels_the_run_and_the_rest_run_as_one(
+        make_rig: MakeRig) -> None:
+    """overlap replace still applies: the oldest slot's run is cancelled by the next; the two
+    newer slots then run together, as replacements arriving during a cancel do."""
+    rig = make_rig(all_mode("replace"), utc("2026-06-01T00:30"))
+    rig.clock.set(utc("2026-06-01T03:20"))
+    play(rig)
+    assert ["cancelled", "success"] == [run.outcome for run in rig.history("tick")]
+    assert [["slot/tick/2026-06-01T01:00:00Z"], ["slot/tick/2026-06-01T02:00:00Z",
+                                                 "slot/tick/2026-06-01T03:00:00Z"]] == (
+        triggers_of(rig, "tick"))
+
+
+SKIP_GAP = DAILY + "    dst: {gap: skip}\n"
+
+
+def test_both_dst_nights_leave_the_times_the_rule_removes_in_the_ledger(
+        make_rig: MakeRig) -> None:
+    """gap skip and fold once: 29 March's 01:30 (which does not exist) and 25 October's
+    repeated 01:30 each have a missed row with its reason, written as the timer passes them,
+    beside the days that ran."""
+    for start, end, ran, removed in (
+        ("2026-03-27T00:00", "2026-03-31T00:00", 3,
+         ("2026-03-29T01:00:00Z", "2026-03-29 01:30 Europe/London",
+          "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)")),
+        ("2026-10-23T00:00", "2026-10-27T00:00", 4,
+         ("2026-10-25T01:30:00Z", "2026-10-25 01:30 Europe/London (repeated)",
+          "missed: 01:30 repeated, only its first occurrence runs (dst fold: once)")),
+    ):
+        rig = make_rig(SKIP_GAP, utc(start))
+        rig.run_until(utc(end))
+        with rig.store.transaction() as tx:
+            ledger = [(format_utc(s.slot), s.name, s.fate, s.reason)
+                      for s in tx.slots("report", None, None)]
+        assert [("missed", *removed)] == [(fate, slot, name, reason)
+                                          for slot, name, fate, reason in ledger
+                                          if fate == "missed"]
+        assert ran == sum(1 for row in ledger if row[2] == "ran") == len(rig.runner.launched)

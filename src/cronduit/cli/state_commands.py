@@ -413,6 +413,10 @@ def schedule_slots(job_name: str, from_text: str | None, to_text: str | None, as
         zone = job.time_zone if job is not None else "UTC"
         start = parse_instant(from_text, zone, "--from")
         end = parse_instant(to_text, zone, "--to")
+        if end is not None and not end.microsecond:
+            # Slots print to the second, and a time the DST rule removed is kept a few
+            # microseconds past the second it prints as: --to takes in that whole second.
+            end += timedelta(microseconds=999_999)
         with state.store.transaction() as tx:
             views = [slot_view(tx, record) for record in tx.slots(job_name, start, end)]
     if as_json:

@@ -38,7 +38,8 @@ class BackfillError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class BackfillPolicy:
-    """The overlap policy a backfill's triggers follow instead of their kind's."""
+    """The overlap policy a backfill's triggers follow instead of their kind's (and, as
+    :data:`~cronduit.core.catchup.SERIAL_CATCH_UP`, a ``mode: all`` catch-up's)."""
 
     overlap: Overlap
     max_parallel: int | None = None

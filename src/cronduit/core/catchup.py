@@ -8,10 +8,17 @@ The rules (cron and at):
 * A firing publishes the latest slot whose due time is at or before ``now`` only if it is
   strictly less than the catch-up window late (exactly at the window's edge is too late) and
   its wall-clock name differs from the one that ran last. Older missed slots are recorded as
-  missed, each with its reason. ``mode: all`` publishes every missed slot inside the window,
-  oldest first, at most ``max_runs`` (the newest ones; older ones are missed).
-* ``catch_up: false`` (a window of 0) still runs a slot fired on time: "on time" is less than
-  :data:`ON_TIME_GRACE` late, since no firing happens at the exact instant.
+  missed, each with its reason, and so are the wall-clock times the DST rule removed (see
+  :mod:`cron`) between the armed slot and the one the timer re-arms for: the firing passes
+  them, even those still ahead. ``mode: all`` publishes every missed slot inside the window,
+  oldest first, at most ``max_runs`` (the newest ones; older ones are missed), each as its
+  own run, one after another: such a firing is *serial* (:attr:`Firing.serial`), and its
+  triggers carry their own policy (:func:`published_payload`) unless the job's timer overlap
+  is ``skip`` or ``replace``, which still apply.
+* A slot fired :data:`SCHEDULING_TOLERANCE` or more after its due time is *late*: marked so in
+  its run's record and label, cron, at and every alike. ``catch_up: false`` (a window of 0)
+  runs only slots fired within the tolerance, so it is never looser than the smallest window
+  a user can write (``1s``).
 * The timer re-arms for the next slot after ``now`` whose name differs from the last one run.
 
 Interval (``every``) jobs publish their own slot, however late, and re-arm ``every`` after it,
@@ -28,17 +35,21 @@ never makes a slot look late.
 
 from __future__ import annotations
 
+import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cronduit.core.backfill import SERIAL, BackfillPolicy
 from cronduit.core.durations import format_duration
-from cronduit.core.enums import CatchUpMode
-from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot
+from cronduit.core.enums import CatchUpMode, Overlap
+from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, RemovedSlot, Slot
 
-ON_TIME_GRACE = 60
-"""Seconds after its due time within which a slot counts as on time, not late."""
+SCHEDULING_TOLERANCE = 1.0
+"""Seconds after its due time within which a firing counts as on time (strictly less, like a
+window's edge). A firing normally happens milliseconds after its due time; one second allows
+for a busy daemon without reaching the smallest window a user can write, ``1s``."""
 
 LISTED_MISSED = 1000
 """After a long outage, missed slots listed one by one; older ones are counted in one row."""
@@ -46,7 +57,8 @@ LISTED_MISSED = 1000
 
 @dataclass(frozen=True, slots=True)
 class CatchUpPolicy:
-    """A job's catch-up settings. ``window=None`` means no limit; ``0`` means never late."""
+    """A job's catch-up settings. ``window=None`` means no limit; ``0`` means never late (only
+    a slot fired within :data:`SCHEDULING_TOLERANCE` runs)."""
 
     window: int | None = 6 * 3600
     mode: CatchUpMode = CatchUpMode.LATEST
@@ -56,7 +68,7 @@ class CatchUpPolicy:
         """Whether a slot this many seconds late may still run (strict at the edge)."""
         if self.window is None:
             return True
-        window = self.window if self.window > 0 else ON_TIME_GRACE
+        window = self.window if self.window > 0 else SCHEDULING_TOLERANCE
         return lateness < window
 
 
@@ -107,6 +119,9 @@ class Firing:
     """When the timer elapses next: ``next_slot``'s instant plus jitter."""
     last_name: str | None
     """The wall-clock name of the newest slot that ran (unchanged if none ran)."""
+    serial: bool = False
+    """A ``mode: all`` catch-up of several slots: each is to run on its own, oldest first, one
+    after another (see :func:`published_payload`)."""
 
 
 DueOf = Callable[[Slot], datetime]
@@ -136,6 +151,8 @@ class _Outage:
     last_dropped: datetime | None = None
     all_paused: bool = True
     """Every dropped slot was held by a pause (the counted row says so)."""
+    removed: tuple[Missed, ...] = ()
+    """The times the DST rule removed (:meth:`add_removed`)."""
 
     def add(self, missed: Missed) -> None:
         if self.listed is None:
@@ -147,6 +164,16 @@ class _Outage:
             self.last_dropped = oldest.slot.instant
             self.all_paused = self.all_paused and oldest.reason == PAUSED
         self.listed.append(missed)
+
+    def add_removed(self, removed: tuple[RemovedSlot, ...]) -> None:
+        """The times the DST rule removed: listed apart from the outage's slots (they are few,
+        and never what :data:`LISTED_MISSED` bounds)."""
+        if removed:
+            self.removed = tuple(Missed(each.slot, each.reason) for each in removed)
+
+    def missed(self) -> tuple[Missed, ...]:
+        listed = tuple(self.listed or ())
+        return listed + self.removed if self.removed else listed
 
     def count(self) -> MissedCount | None:
         if not self.dropped or self.first_dropped is None or self.last_dropped is None:
@@ -177,12 +204,14 @@ def decide_firing(
     due_of: DueOf = _instant,
 ) -> Firing:
     """The firing of a calendar timer that was armed for slot ``armed``, at ``now``."""
-    return _calendar_firing(schedule, armed, last_name, now, policy, due_of, _Outage())
+    return _calendar_firing(schedule, armed, last_name, now, policy, due_of, _Outage(), armed)
 
 
 def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | None,
                      now: datetime, policy: CatchUpPolicy, due_of: DueOf,
-                     outage: _Outage) -> Firing:
+                     outage: _Outage, since: Slot) -> Firing:
+    """``since``: the slot the timer was armed for, where the times the DST rule removed are
+    looked for from (``armed`` itself, unless a pause held the slots before it)."""
     due: list[Slot] = []
     next_slot: Slot | None = armed
     while next_slot is not None and due_of(next_slot) <= now:
@@ -193,13 +222,18 @@ def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | N
     while next_slot is not None and next_slot.name == ran_name:
         outage.add(Missed(next_slot, SAME_NAME))
         next_slot = schedule.next_after(next_slot.instant)
+    # The timer passes them now, re-arming beyond them: recorded here, even those still ahead.
+    # (Asked only of a plan whose DST rule can remove a time: most firings skip the call.)
+    if schedule.plan.removes:
+        outage.add_removed(schedule.removed_between(since, next_slot))
     return Firing(
         publish=tuple(publish),
-        missed=tuple(outage.listed or ()),
+        missed=outage.missed(),
         missed_count=outage.count(),
         next_slot=next_slot,
         next_due=None if next_slot is None else due_of(next_slot),
         last_name=ran_name,
+        serial=len(publish) > 1 and policy.mode is CatchUpMode.ALL,
     )
 
 
@@ -231,13 +265,40 @@ def _choose(
         elif slot.name == previous:
             outage.add(Missed(slot, SAME_NAME))
         else:
-            chosen.append(Publish(slot, late=lateness >= ON_TIME_GRACE))
+            chosen.append(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE))
             previous = slot.name
     if len(chosen) > policy.max_runs and policy.mode is CatchUpMode.ALL:
         for extra in chosen[: -policy.max_runs]:
             outage.add(Missed(extra.slot, OVER_MAX_RUNS))
         chosen = chosen[-policy.max_runs :]
     return chosen
+
+
+CATCH_UP_ALL = "all"
+"""What a serial catch-up's triggers say in their payload (``catch_up``)."""
+SERIAL_CATCH_UP = BackfillPolicy.named(SERIAL)
+"""The policy a serial catch-up's triggers follow: ``allow`` with at most one run going, so
+each slot is its own run and they run one after another, oldest first (as a backfill's)."""
+_SERIAL_PAYLOAD = json.dumps({"catch_up": CATCH_UP_ALL, "overlap": SERIAL_CATCH_UP.overlap.value,
+                              "max_parallel": SERIAL_CATCH_UP.max_parallel}, sort_keys=True)
+_OWN_POLICY = frozenset({Overlap.QUEUE, Overlap.ALLOW})
+"""Timer policies a serial catch-up replaces: ``queue`` would coalesce the slots into one
+run, ``allow`` would run them side by side. ``skip`` and ``replace`` still apply."""
+
+
+def published_payload(firing: Firing, timer_policy: Overlap) -> str:
+    """The payload of the timer triggers ``firing`` publishes for a job whose timer overlap
+    is ``timer_policy``: ``{}``, or for a serial catch-up under queue or allow the policy its
+    triggers follow instead (:data:`SERIAL_CATCH_UP`, read back by :func:`catch_up_policy`)."""
+    if firing.serial and timer_policy in _OWN_POLICY:
+        return _SERIAL_PAYLOAD
+    return "{}"
+
+
+def catch_up_policy(payload: Mapping[str, object]) -> BackfillPolicy | None:
+    """The policy a timer trigger's payload carries: a serial catch-up's, else None (the job's
+    timer overlap)."""
+    return SERIAL_CATCH_UP if payload.get("catch_up") == CATCH_UP_ALL else None
 
 
 def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: datetime) -> Firing:
@@ -247,7 +308,7 @@ def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: dat
     following = armed + step if armed + step > now else now + step
     lateness = _late_by(now, armed)
     return Firing(
-        publish=(Publish(slot, late=lateness >= ON_TIME_GRACE),),
+        publish=(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE),),
         missed=(),
         missed_count=None,
         next_slot=schedule.slot_at(following),
@@ -286,8 +347,10 @@ def decide_held_firing(
         outage.add(Missed(slot, PAUSED))
         slot = schedule.next_after(slot.instant)
     if slot is not None and resumed_at is not None and due_of(slot) <= now:
-        return _calendar_firing(schedule, slot, last_name, now, policy, due_of, outage)
-    return Firing(publish=(), missed=tuple(outage.listed or ()), missed_count=outage.count(),
+        return _calendar_firing(schedule, slot, last_name, now, policy, due_of, outage, armed)
+    if schedule.plan.removes:
+        outage.add_removed(schedule.removed_between(armed, slot))
+    return Firing(publish=(), missed=outage.missed(), missed_count=outage.count(),
                   next_slot=slot, next_due=None if slot is None else due_of(slot),
                   last_name=last_name)
 

@@ -17,6 +17,11 @@ DST policy (Debian cron's, with per-job knobs, see :class:`DstPolicy`):
   at every real instant whose wall-clock reading matches, so it ticks through both copies of
   a repeated hour and simply resumes after a gap. The knobs do not apply to it.
 
+Under those two knobs a wall-clock time can be *removed*: a time in a gap under ``gap=skip``,
+the second pass of a repeated time under ``fold=once``. The schedule yields no slot for it,
+but says which times it removed between two instants (:meth:`DailyPlan.removed_between`), so
+the slot ledger can record each as missed, with the rule that removed it.
+
 Evaluation is written by hand rather than taken from a library because the DST rule is the
 product's contract and the libraries disagree on it; this module owns and tests it. It is
 pure: it never reads the clock, and instants go in and come out as aware UTC datetimes.
@@ -40,6 +45,7 @@ __all__ = [
     "CronExpression",
     "DailyPlan",
     "DstPolicy",
+    "RemovedTime",
     "TzPrefixError",
     "ZoneError",
     "cron_plan",
@@ -107,6 +113,42 @@ class DstPolicy:
 
     gap: DstGap = DstGap.RUN
     fold: DstFold = DstFold.ONCE
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class RemovedTime:
+    """A wall-clock time of a fixed-time job's matching day that the DST rule removed."""
+
+    instant: int
+    """Epoch seconds where it belongs in time: the clock change, for a time inside a gap (it
+    never existed); the second pass itself, for a repeated time."""
+    tag: int
+    """1, 2, ...: orders the day's removed times among themselves. Slots fall on whole
+    seconds, so ``instant`` plus ``tag`` microseconds names a removed time without ever
+    naming a slot (the ledger's key)."""
+    day: date
+    """The local date the time belongs to."""
+    time_of_day: int
+    """Seconds after the wall-clock midnight: the time the job names."""
+    gap: bool
+    """True: inside a spring-forward gap (``gap=skip``); False: a repeated pass
+    (``fold=once``)."""
+
+
+_RemovedYear = tuple[int, int, tuple[int, ...], tuple[RemovedTime, ...]]
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
+
+
+@lru_cache(maxsize=4096)
+def _transition_days(zone: ZoneInfo, year: int) -> tuple[int, ...]:
+    """The ordinals of the days of ``year`` (and the day before it) on which the offset of
+    the wall-clock midnight changes by the next midnight: the days the careful path takes.
+    Shared by every plan in the zone; read once a year per zone."""
+    first = date(year, 1, 1).toordinal() - 1
+    last = date(year + 1, 1, 1).toordinal()
+    offsets = [_seconds(zone.utcoffset(datetime.fromordinal(o))) for o in range(first, last + 1)]
+    return tuple(first + i for i in range(last - first) if offsets[i] != offsets[i + 1])
 
 
 @lru_cache(maxsize=512)
@@ -312,13 +354,16 @@ class DailyPlan:
     """
 
     __slots__ = (
+        "_clear",
         "_day_cache",
         "_day_filter",
         "_fixed_offset",
         "_months",
+        "_removed_year",
         "_times",
         "_transition_cache",
         "dst",
+        "removes",
         "wildcard",
         "zone",
     )
@@ -341,6 +386,14 @@ class DailyPlan:
         self._day_cache: dict[tuple[int, int], tuple[int, ...]] = {}
         self._transition_cache: dict[int, list[int]] = {}
         self._fixed_offset = _fixed_offset(zone)
+        self.removes = (not wildcard and self._fixed_offset is None
+                        and (dst.gap is DstGap.SKIP or dst.fold is DstFold.ONCE))
+        """Whether the DST rule can remove a time of this plan (see :meth:`removed_between`)."""
+        self._clear: tuple[datetime, datetime] = (_LATEST, _EARLIEST)
+        """A span of aware instants known to hold no removed time (:meth:`removed_from`)."""
+        self._removed_year: _RemovedYear = (0, 0, (), ())
+        """The removed times of the last year asked about: its first and past-the-end epoch
+        seconds, their instants, and the times. Firings ask about one year for months on end."""
 
     # -- days -------------------------------------------------------------------------------
 
@@ -424,6 +477,86 @@ class DailyPlan:
             else:
                 high = middle
         return high
+
+    # -- times the DST rule removed ------------------------------------------------------
+
+    def removed_between(self, low: int, high: int) -> list[RemovedTime]:
+        """The removed times whose :attr:`RemovedTime.instant` is at or after ``low`` and before
+        ``high`` (epoch seconds), in order. The removed times of the last year asked about are
+        kept, so most answers are a bisection. (The calendar's first and last years, where no
+        zone's rules were ever written, are taken to remove nothing.)"""
+        if not self.removes or high <= low:
+            return []
+        start, end, instants, found = self._removed_year
+        if not start <= low or not high <= end:
+            first_year = datetime.fromtimestamp(low, UTC).year
+            last_year = datetime.fromtimestamp(high - 1, UTC).year
+            if first_year < _MIN_YEAR + 2 or last_year > _MAX_YEAR - 2:
+                return []  # the neighbouring years read below would leave the calendar
+            instants, found = (), ()
+            for year in range(first_year, last_year + 1):
+                self._removed_year = kept = self._removed_of_year(year)
+                instants += kept[2]
+                found += kept[3]
+        first = bisect.bisect_left(instants, low)
+        if first == len(instants) or instants[first] >= high:
+            return []
+        return list(found[first:bisect.bisect_left(instants, high, first)])
+
+    def removed_from(self, low: datetime, high: datetime) -> list[RemovedTime]:
+        """:meth:`removed_between` for aware instants (a slot and the one after it).
+
+        The usual answer, none, comes from two comparisons: the span from the last ``low``
+        asked to the next removed time is kept, and firings move forward through it.
+        """
+        clear_from, clear_until = self._clear
+        if clear_from <= low and high <= clear_until:
+            return []
+        whole, _ = _epoch_seconds(low)
+        found = self.removed_between(whole, _epoch_seconds(high)[0])
+        start, end, instants, _ = self._removed_year
+        if start <= whole < end:
+            index = bisect.bisect_left(instants, whole)
+            until = instants[index] if index < len(instants) else end
+            self._clear = (low, _to_datetime(until))
+        return found
+
+    def _removed_of_year(self, year: int) -> _RemovedYear:
+        """The removed times whose instant falls in the UTC ``year``, with its bounds and their
+        instants (to bisect)."""
+        start = (date(year, 1, 1).toordinal() - _EPOCH_ORDINAL) * 86_400
+        end = (date(year + 1, 1, 1).toordinal() - _EPOCH_ORDINAL) * 86_400
+        times: list[RemovedTime] = []
+        # a local date is within a day of the UTC one, and a gap can end on the next day
+        for ordinal in sorted({*_transition_days(self.zone, year - 1),
+                               *_transition_days(self.zone, year),
+                               *_transition_days(self.zone, year + 1)}):
+            times += (r for r in self._removed_of_day(ordinal) if start <= r.instant < end)
+        times.sort()
+        return start, end, tuple(r.instant for r in times), tuple(times)
+
+    def _removed_of_day(self, ordinal: int) -> list[RemovedTime]:
+        """The times of day ``ordinal`` the DST rule removes (none on a day that does not
+        match), each tagged in wall-clock order."""
+        day = date.fromordinal(ordinal)
+        if day.month not in self._months or day.day not in self._days_of(day.year, day.month):
+            return []
+        midnight = datetime.fromordinal(ordinal)
+        local_midnight = (ordinal - _EPOCH_ORDINAL) * 86_400
+        removed: list[RemovedTime] = []
+        for t in self._times:
+            wall = midnight + timedelta(seconds=t)
+            before = _seconds(self.zone.utcoffset(wall))
+            after = _seconds(self.zone.utcoffset(wall.replace(fold=1)))
+            wall_seconds = local_midnight + t
+            if before > after and self.dst.fold is DstFold.ONCE:
+                instant, gap = wall_seconds - after, False
+            elif before < after and self.dst.gap is DstGap.SKIP:
+                instant, gap = self._gap_end(wall_seconds - after, wall_seconds - before), True
+            else:
+                continue
+            removed.append(RemovedTime(instant, len(removed) + 1, day, t, gap))
+        return removed
 
     # -- iteration --------------------------------------------------------------------------
 

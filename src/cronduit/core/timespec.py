@@ -6,6 +6,10 @@ wall clock (``2026-10-25 01:30 Europe/London``). The second pass through a repea
 hour reads the same on the clock, so its name says so (``... (repeated)``): the catch-up rule
 "never run the name that ran last" must not swallow a slot that the DST policy wants to run.
 
+A wall-clock time the job's DST rule removes (inside a gap under ``gap: skip``, the second
+pass of a repeated time under ``fold: once``) has no slot, yet the ledger records it as
+missed: :meth:`CalendarSchedule.removed_between` names each with its reason.
+
 ``cron`` and ``at`` are calendar schedules (slots fall on the calendar); ``every`` is an
 interval schedule (slots are counted from the previous firing, see :mod:`catchup`).
 """
@@ -20,7 +24,14 @@ from functools import cached_property, lru_cache
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from cronduit.core.cron import CronExpression, DailyPlan, DstPolicy, cron_plan, load_zone
+from cronduit.core.cron import (
+    CronExpression,
+    DailyPlan,
+    DstPolicy,
+    RemovedTime,
+    cron_plan,
+    load_zone,
+)
 from cronduit.core.durations import format_duration
 
 
@@ -36,6 +47,17 @@ class Slot:
     def delivery_id(self, job: str) -> str:
         """The trigger's delivery id: accepting the same slot twice is one event."""
         return f"slot/{job}/{format_utc(self.instant)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedSlot:
+    """A wall-clock time the DST rule removed, as the slot ledger records it (missed)."""
+
+    slot: Slot
+    """Its ledger key and name: the clock change (a time that does not exist) or the second
+    pass (a repeated time), a few microseconds on so it is never a slot's key; named by the
+    wall-clock time the job names."""
+    reason: str
 
 
 @lru_cache(maxsize=8192)
@@ -102,6 +124,26 @@ class CalendarSchedule:
             return None
         moment = datetime.fromtimestamp(found, UTC)
         return Slot(moment, self.name_of(moment))
+
+    def removed_between(self, first: Slot, following: Slot | None) -> tuple[RemovedSlot, ...]:
+        """The wall-clock times the DST rule removed from ``first`` (a slot) up to the slot
+        ``following`` it (exclusive; None: to the end of the schedule, which removes none)."""
+        if following is None or not self.plan.removes:
+            return ()
+        found = self.plan.removed_from(first.instant, following.instant)
+        return tuple(self._removed_slot(removed) for removed in found) if found else ()
+
+    def _removed_slot(self, removed: RemovedTime) -> RemovedSlot:
+        key = datetime.fromtimestamp(removed.instant, UTC) + timedelta(microseconds=removed.tag)
+        clock = f"{removed.time_of_day // 3600:02d}:{removed.time_of_day // 60 % 60:02d}"
+        if removed.gap:
+            name = f"{removed.day.isoformat()} {clock} {self.zone_name}"
+            reason = (f"missed: {clock} does not exist on {removed.day.isoformat()} "
+                      "(dst gap: skip)")
+        else:
+            name = self.name_of(key)
+            reason = f"missed: {clock} repeated, only its first occurrence runs (dst fold: once)"
+        return RemovedSlot(Slot(key, name), reason)
 
     def slots_from(self, instant: datetime) -> Iterator[Slot]:
         """Slots at or after ``instant``, ascending."""
