@@ -34,7 +34,13 @@ from cronduit.core.config.model import Config
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
-from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_applied, write_heartbeat
+from cronduit.daemon_state import (
+    HEARTBEAT_EVERY,
+    DaemonInfo,
+    own_start_time,
+    write_applied,
+    write_heartbeat,
+)
 from cronduit.engine import Engine
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
@@ -88,7 +94,7 @@ class Daemon:
         self._reload = False
         self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
                                 started_at=clock.now().isoformat(), heartbeat_at="",
-                                dry_run=dry_run)
+                                dry_run=dry_run, start_time=own_start_time())
 
     def _log(self, line: str) -> None:
         # The last line of defence: an outside value that reached a line uncleaned (a label
