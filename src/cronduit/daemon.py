@@ -34,7 +34,13 @@ from cronduit.core.config.model import Config
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
-from cronduit.daemon_state import HEARTBEAT_EVERY, DaemonInfo, write_applied, write_heartbeat
+from cronduit.daemon_state import (
+    HEARTBEAT_EVERY,
+    DaemonInfo,
+    own_start_time,
+    write_applied,
+    write_heartbeat,
+)
 from cronduit.engine import Engine
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
@@ -54,7 +60,8 @@ APPLY_ASKED = "apply_asked"
 
 
 class ListenError(RuntimeError):
-    """The HTTP address cannot be listened on (in use, not this host's): the daemon stops."""
+    """The HTTP address cannot be listened on (in use, not this host's, taken between the bind
+    and the listen, a server that does not come up): the daemon stops, with this one line."""
 
 
 class Daemon:
@@ -64,7 +71,8 @@ class Daemon:
                  clock: Clock, *, dry_run: bool, log: Callable[[str], None],
                  checkpoint: Callable[[str], None] | None = None,
                  secrets: Callable[[Config], Mapping[str, str]] = lambda _: {},
-                 open_store: Callable[[], Store] | None = None, config_text: str = "") -> None:
+                 open_store: Callable[[], Store] | None = None, config_text: str = "",
+                 bind: Callable[[str, int], socket.socket] | None = None) -> None:
         self.config_path = config_path
         self._config_text = config_text
         """The text ``config`` was loaded from, kept in the store as the applied config."""
@@ -74,6 +82,9 @@ class Daemon:
         """Secret values by name, read at start and on every apply (not per request)."""
         self._open_store = open_store
         """Opens a second connection for the HTTP acceptor; None: no HTTP server."""
+        self._bind = bind
+        """Binds the HTTP address (:func:`cronduit.http.server.bind` unless a test passes
+        another)."""
         self.http: HttpServer | None = None
         self._ticked = asyncio.Event()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cronduit-engine")
@@ -88,7 +99,7 @@ class Daemon:
         self._reload = False
         self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
                                 started_at=clock.now().isoformat(), heartbeat_at="",
-                                dry_run=dry_run)
+                                dry_run=dry_run, start_time=own_start_time())
 
     def _log(self, line: str) -> None:
         # The last line of defence: an outside value that reached a line uncleaned (a label
@@ -100,6 +111,7 @@ class Daemon:
         self._wake.set()
 
     async def serve(self) -> None:
+        listening = self._listen()  # first: a daemon that cannot have its address starts nothing
         loop = asyncio.get_running_loop()
         for signum, handler in ((signal.SIGTERM, self._stop), (signal.SIGINT, self._stop),
                                 (signal.SIGHUP, self._ask_reload), (signal.SIGUSR1, self.wake)):
@@ -118,7 +130,7 @@ class Daemon:
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
         jobs = len(self.engine.config.jobs)
         self._log(f"serving {jobs} job{'' if jobs == 1 else 's'} from {self.config_path}{mode}")
-        acceptor = await self._start_http()
+        acceptor = await self._start_http(listening)
         self._notifications = NotificationSender(lambda: self.engine.config, self.store,
                                                  self.clock, self._off_loop, self._log)
         try:
@@ -134,9 +146,33 @@ class Daemon:
         self._heartbeat(self.clock.now(), stopped=True)
         self._log("stopped; runs going carry on and are adopted by the next daemon")
 
-    async def _start_http(self) -> Acceptor | None:
-        """Listen on ``settings.listen``; webhooks and run-now requests enter there."""
+    def _listen(self) -> socket.socket | None:
+        """Bind and listen on ``settings.listen``, before anything else starts: a port in use,
+        not this host's, or taken by another process between the bind and the listen stops
+        the daemon with nothing applied, adopted or launched. None: no HTTP server."""
         if self._open_store is None:
+            return None
+        from cronduit.http import server  # noqa: PLC0415 - heavy
+
+        try:
+            sock = (self._bind or server.bind)(*self.engine.config.settings.listen_address)
+        except OSError as error:
+            raise self._cannot_listen(error) from None
+        try:
+            server.listen(sock)
+        except OSError as error:
+            raise self._cannot_listen(error) from None
+        return sock
+
+    def _cannot_listen(self, error: Exception) -> ListenError:
+        """The one line a daemon that cannot listen stops with, whatever the reason."""
+        why = error.strerror if isinstance(error, OSError) and error.strerror else error
+        return ListenError(f"cannot listen on {self.engine.config.settings.listen} "
+                           f"(settings.listen): {why}")
+
+    async def _start_http(self, sock: socket.socket | None) -> Acceptor | None:
+        """Serve on the listening socket; webhooks and run-now requests enter there."""
+        if sock is None or self._open_store is None:
             return None
         from cronduit.http import Gateway, create_app, server  # noqa: PLC0415 - heavy
 
@@ -145,14 +181,12 @@ class Daemon:
                           secret=self._secret, acceptor=acceptor,
                           clock=self.clock, dispatching=lambda: self.engine.dispatch,
                           run_of=self.run_of, workspace=self._workspace_clone)
-        listen = self.engine.config.settings.listen
         try:
-            sock = server.bind(*self.engine.config.settings.listen_address)
-        except OSError as error:
+            self.http = await server.start(create_app(gateway), sock)
+        except Exception as error:  # every failure to come up: the one line, nothing left open
+            sock.close()
             acceptor.close()
-            raise ListenError(f"cannot listen on {listen} (settings.listen): "
-                              f"{error.strerror or error}") from None
-        self.http = await server.start(create_app(gateway), sock)
+            raise self._cannot_listen(error) from None
         bound_host, bound_port = self.http.address
         address = f"{_url_host(bound_host)}:{bound_port}"
         self._info = replace(self._info, listen=address)

@@ -2,23 +2,27 @@
 
 The daemon writes a heartbeat (``meta['daemon']``) every few seconds; a command that needs a
 running daemon (manual runs that should start now, ``apply``) reads it to know whether one is
-up and which process to signal. ``apply`` results come back in ``meta['last_apply']``. The
-text of the config the daemon applied, at start and at every apply, is ``meta['applied_config']``:
-commands read it when the file on disk is not the one in force
-(:mod:`cronduit.core.config.in_force`).
+up and which process to signal: its pid and its start time, since a pid alone can name
+another process once the daemon is gone (pids are reused). ``apply`` results come back in
+``meta['last_apply']``. The text of the config the daemon applied, at start and at every
+apply, is ``meta['applied_config']``: commands read it when the file on disk is not the one
+in force (:mod:`cronduit.core.config.in_force`).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import signal
 import socket
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.in_force import Applied
 from cronduit.core.timespec import format_utc
+from cronduit.executor.procfs import Identity, identity
 from cronduit.ports import Store, Transaction
 
 HEARTBEAT_EVERY = timedelta(seconds=2)
@@ -37,9 +41,13 @@ class DaemonInfo:
     stopped: bool = False
     listen: str | None = None
     """The address the HTTP server listens on (the real port when the config says 0)."""
+    start_time: int | None = None
+    """The daemon process's start time (``/proc/<pid>/stat`` field 22): with ``pid``, it
+    names that one process, where a pid alone may by now be another's. None in a heartbeat
+    an older cronduit wrote."""
 
     def alive(self, now: datetime) -> bool:
-        """Fresh heartbeat, not stopped, and (on this host) the process exists."""
+        """Fresh heartbeat, not stopped, and (on this host) the very process still runs."""
         if self.stopped:
             return False
         if now - datetime.fromisoformat(self.heartbeat_at) > STALE_AFTER:
@@ -47,12 +55,43 @@ class DaemonInfo:
         if self.host != socket.gethostname():
             return True
         try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
+            return self.is_process(identity(self.pid))
+        except PermissionError:  # /proc hides another user's processes: cannot tell
             return True
-        return True
+
+    def is_process(self, found: Identity | None) -> bool:
+        """Whether ``found`` (what ``/proc`` says of ``pid`` now) is the daemon's process.
+
+        A heartbeat without a start time (an older cronduit's) has nothing but its pid to
+        go by, so any live process with that pid passes, as it did for that cronduit.
+        """
+        if found is None or found.exited:
+            return False
+        return self.start_time in (None, found.start_time)
+
+
+def own_start_time() -> int:
+    """This process's start time, for the heartbeat of a daemon it runs."""
+    found = identity(os.getpid())
+    assert found is not None  # a process always finds itself
+    return found.start_time
+
+
+def signal_daemon(info: DaemonInfo, signum: int) -> None:
+    """Send ``signum`` to the daemon's process on this host, and never to any other.
+
+    Through a pidfd opened before its identity is checked: a pidfd names one process for
+    good, so a pid recycled after the check cannot be signalled either. Raises
+    :class:`ProcessLookupError` when the daemon's process is gone (whatever now has its
+    pid), :class:`PermissionError` when it is another user's.
+    """
+    pidfd = os.pidfd_open(info.pid)
+    try:
+        if not info.is_process(identity(info.pid)):
+            raise ProcessLookupError(errno.ESRCH, "the daemon's process is gone")
+        signal.pidfd_send_signal(pidfd, signum)
+    finally:
+        os.close(pidfd)
 
 
 def write_heartbeat(store: Store, info: DaemonInfo) -> None:
@@ -65,7 +104,8 @@ def read_daemon(store: Store) -> DaemonInfo | None:
         raw = tx.get_meta("daemon")
     if raw is None:
         return None
-    return DaemonInfo(**json.loads(raw))
+    known = {field.name for field in fields(DaemonInfo)}  # a newer cronduit's extra fields
+    return DaemonInfo(**{key: value for key, value in json.loads(raw).items() if key in known})
 
 
 def running_daemon(store: Store, now: datetime) -> DaemonInfo | None:

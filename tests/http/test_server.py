@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
+import uvloop
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -38,12 +40,48 @@ def test_a_port_in_use_is_an_error_at_bind() -> None:
         first.close()
 
 
+def taken_after_bind() -> tuple[socket.socket, socket.socket]:
+    """A socket cronduit bound, and another's socket that took its port since: bound to it
+    as well (both with SO_REUSEADDR, neither listening), it listened first."""
+    other = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    other.bind(("127.0.0.1", 0))
+    ours = server.bind("127.0.0.1", other.getsockname()[1])
+    other.listen()
+    return ours, other
+
+
+def test_a_port_taken_between_bind_and_listen_is_an_error_at_listen() -> None:
+    """The bind went through, the listen cannot: OSError at once, and the socket is closed."""
+    ours, other = taken_after_bind()
+    with other, pytest.raises(OSError, match="in use"):
+        server.listen(ours)
+    assert -1 == ours.fileno()
+
+
+@pytest.mark.parametrize(("new_loop", "why"), [(asyncio.new_event_loop, "in use"),
+                                               (uvloop.new_event_loop, "did not start")],
+                         ids=["asyncio", "uvloop"])
+def test_a_server_that_cannot_listen_raises_rather_than_serving_nothing(
+    new_loop: Callable[[], asyncio.AbstractEventLoop], why: str,
+) -> None:
+    """Left to listen itself, uvloop's server closes the socket and carries on as if serving
+    (saying nothing of why); on every loop, start raises instead, with the socket closed."""
+    ours, other = taken_after_bind()
+    with other, asyncio.Runner(loop_factory=new_loop) as runner, pytest.raises(OSError,
+                                                                              match=why):
+        runner.run(server.start(Starlette(), ours))
+    assert -1 == ours.fileno()
+
+
 async def test_requests_on_one_connection_are_answered_without_a_delayed_ack() -> None:
     async def ping(_: Request) -> Response:
         return JSONResponse({"pong": "yes"})
 
     app = Starlette(routes=[Route("/ping", ping)])
-    running = await server.start(app, server.bind("127.0.0.1", 0))
+    sock = server.bind("127.0.0.1", 0)
+    server.listen(sock)
+    running = await server.start(app, sock)
     host, port = running.address
     try:
         async with httpx.AsyncClient(base_url=f"http://{host}:{port}") as client:

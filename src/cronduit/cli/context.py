@@ -10,7 +10,6 @@ real time: their ``sleep`` moves their clock, and their ``reload`` plays the dae
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import sqlite3
@@ -27,7 +26,7 @@ from cronduit.core.config import ConfigErrors, Settings, load_config
 from cronduit.core.config.in_force import InForce, config_in_force
 from cronduit.core.config.loader import load_settings
 from cronduit.core.config.model import Config, Job
-from cronduit.daemon_state import DaemonInfo, read_applied, running_daemon
+from cronduit.daemon_state import DaemonInfo, read_applied, running_daemon, signal_daemon
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Store
 from cronduit.store import open_store
@@ -41,14 +40,14 @@ def nudge_daemon(info: DaemonInfo) -> None:
     if info.host != socket.gethostname():
         return  # another host's daemon finds the event on its next tick
     with contextlib.suppress(OSError):
-        os.kill(info.pid, signal.SIGUSR1)
+        signal_daemon(info, signal.SIGUSR1)
 
 
 def ask_reload(info: DaemonInfo) -> None:
     """Ask the daemon on this host to reload its config (SIGHUP); exit 1 when it cannot be
-    signalled."""
+    signalled (its process is gone, whatever has its pid now, or is another user's)."""
     try:
-        os.kill(info.pid, signal.SIGHUP)
+        signal_daemon(info, signal.SIGHUP)
     except OSError as error:
         fail(f"cannot signal the daemon (pid {info.pid}): {error.strerror or error}", code=1)
 

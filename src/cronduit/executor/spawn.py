@@ -152,7 +152,7 @@ class _Channel:
         self._reader.start()
 
     def _read(self) -> None:
-        while (answered := _receive_quietly(self.socket)) is not None:
+        while (answered := supervisor.receive(self.socket)) is not None:
             self.waiting.popleft().settle(answered[0])
         self.broken = True
         while self.waiting:
@@ -211,13 +211,6 @@ class _Link:
             if self._channel is channel:
                 self._channel = None
         channel.close()
-
-
-def _receive_quietly(channel: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
-    try:
-        return supervisor.receive(channel)
-    except OSError:
-        return None
 
 
 def _started(answer: dict[str, Any]) -> tuple[int, int]:

@@ -2,8 +2,11 @@
 
 It runs in a session of its own, so a daemon killed with SIGKILL (or its whole process group)
 leaves it running: it goes on recording the exits of the jobs it started, and quits once the
-daemon's side of its channel is closed and its last job has ended. A restarted daemon starts
-a new supervisor and adopts the old one's jobs from their attempt files (:mod:`.adopt`).
+daemon is gone and its last job has ended. The daemon is gone as soon as anything at all goes
+wrong with the channel: an end of file, a reset (a daemon killed with answers it had not read
+yet), a broken pipe on an answer; none of them ever ends the supervisor early. A restarted
+daemon starts a new supervisor and adopts the old one's jobs from their attempt files
+(:mod:`.adopt`).
 
 Why one process for all attempts rather than a wrapper shell per attempt (what cronduit did
 first): starting a program costs about 0.75 ms of CPU here, mostly ``exec`` and the dynamic
@@ -72,16 +75,25 @@ def send(channel: socket.socket, message: dict[str, Any], fds: list[int] | None 
 
 
 def receive(channel: socket.socket, max_fds: int = 0) -> tuple[dict[str, Any], list[int]] | None:
-    """The next message and the descriptors sent with it; None once the other side is gone."""
-    start, fds = b"", list[int]()
-    if max_fds:  # the descriptors ride on the first bytes
-        start, fds = _receive_fds(channel, _HEADER.size, max_fds)
-    head = _receive_exactly(channel, start, _HEADER.size)
-    if head is not None:
-        body = _receive_exactly(channel, b"", _HEADER.unpack(head)[0])
-        if body is not None:
-            return marshal.loads(body), fds
-    for fd in fds:
+    """The next message and the descriptors sent with it; None once the other side is gone.
+
+    Gone however it went: an end of file, or any error of the socket. A peer that closes
+    with data of ours still unread in its socket (a daemon killed before reading answers)
+    resets the connection, and that comes as ``ConnectionResetError``, not as an end of file.
+    """
+    fds = list[int]()
+    try:
+        start = b""
+        if max_fds:  # the descriptors ride on the first bytes
+            start, fds = _receive_fds(channel, _HEADER.size, max_fds)
+        head = _receive_exactly(channel, start, _HEADER.size)
+        if head is not None:
+            body = _receive_exactly(channel, b"", _HEADER.unpack(head)[0])
+            if body is not None:
+                return marshal.loads(body), fds
+    except OSError:
+        pass
+    for fd in fds:  # a message cut short: nothing of it is acted on
         os.close(fd)
     return None
 
@@ -124,7 +136,8 @@ class Supervisor:
     """
 
     def __init__(self, channel: socket.socket) -> None:
-        self._channel = channel
+        self._channel: socket.socket | None = channel
+        """The daemon's channel; None once the daemon is gone."""
         self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         self._pool = ThreadPoolExecutor(SPAWNERS, thread_name_prefix="spawn")
         self._answers: deque[Future[dict[str, Any]]] = deque()
@@ -138,53 +151,66 @@ class Supervisor:
 
     def serve(self) -> None:
         """Answer the daemon and record exits until the daemon is gone and no job is left."""
-        for ignored in (signal.SIGINT, signal.SIGHUP):  # a terminal's signals are the daemon's
+        # A terminal's signals are the daemon's; a write to a daemon that is gone must fail
+        # as EPIPE (Python's default, made explicit), never end the supervisor.
+        for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(ignored, signal.SIG_IGN)
         _raise_open_files_limit()
+        assert self._channel is not None
         self._poll.register(self._channel.fileno(), select.EPOLLIN)
         self._poll.register(self._wake_read, select.EPOLLIN)
-        listening = True
-        while listening or self._answers or self._running():
+        while self._channel is not None or self._answers or self._running():
             for fd, _ in self._poll.poll():
-                if fd == self._channel.fileno() and listening:
-                    listening = self._take_request()
-                    if not listening:
-                        self._poll.unregister(fd)
+                if self._channel is not None and fd == self._channel.fileno():
+                    self._take_request()
                 elif fd == self._wake_read:
                     with contextlib.suppress(BlockingIOError):  # drained
                         while os.read(self._wake_read, 4096):
                             pass
                 else:
                     self._reap(fd)
-            listening = self._send_answers() and listening
+            self._send_answers()
 
     def _running(self) -> bool:
         with self._lock:
             return bool(self._live)
 
-    def _take_request(self) -> bool:
+    def _take_request(self) -> None:
+        assert self._channel is not None
         received = receive(self._channel, max_fds=2)
         if received is None:
-            return False
+            self._daemon_gone()
+            return
         request, fds = received
         answer = self._pool.submit(self._start, request, fds)
         self._answers.append(answer)
         answer.add_done_callback(lambda _: _write_quietly(self._wake_write, b"."))
-        return True
 
-    def _send_answers(self) -> bool:
-        """Send the answers that are ready, in order; False once the daemon is gone."""
+    def _send_answers(self) -> None:
+        """Send the answers that are ready, in order; once the daemon is gone, drop them.
+
+        Dropped only once ready: an answer not ready is a job still being started, which
+        the supervisor must still see registered, and so recorded, before it may exit.
+        """
         while self._answers and self._answers[0].done():
             try:
                 answer = self._answers.popleft().result()
             except Exception as error:  # said to the daemon; never the end of the supervisor
                 answer = {"errno": errno.EIO, "strerror": f"{type(error).__name__}: {error}"}
+            if self._channel is None:
+                continue
             try:
                 send(self._channel, answer)
-            except OSError:
-                self._answers.clear()
-                return False
-        return True
+            except OSError:  # EPIPE, a reset: the daemon is gone, whichever way it went
+                self._daemon_gone()
+
+    def _daemon_gone(self) -> None:
+        """Start nothing more and answer no more; the jobs started go on being recorded."""
+        if self._channel is None:
+            return
+        self._poll.unregister(self._channel.fileno())
+        self._channel.close()
+        self._channel = None
 
     def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         record, log = fds
@@ -220,7 +246,11 @@ class Supervisor:
         if entry is None:
             return
         pid, record, process = entry
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:  # reaped by someone else: its status is lost, not the rest
+            os.close(record)  # recorded as vanished, which is the truth
+            return
         code = os.waitstatus_to_exitcode(status)
         process.returncode = code  # reaped here, not by Popen
         try:
