@@ -408,7 +408,7 @@ class Engine:
 
     def _decide(self, job: Job, schedule: Schedule, timer: Timer, now: datetime) -> Firing:
         if isinstance(schedule, IntervalSchedule):
-            return decide_interval_firing(schedule, timer.slot, now)
+            return decide_interval_firing(schedule, timer.due_at, now)
         armed = Slot(timer.slot, timer.slot_name)
         return decide_firing(schedule, armed, timer.last_name, now, _catch_up(job),
                              self._due_of(job, schedule))

@@ -318,3 +318,22 @@ def test_both_dst_nights_leave_the_times_the_rule_removes_in_the_ledger(
                                           for slot, name, fate, reason in ledger
                                           if fate == "missed"]
         assert ran == sum(1 for row in ledger if row[2] == "ran") == len(rig.runner.launched)
+
+
+def test_an_interval_edited_in_the_second_its_timer_fired_leaves_one_ledger_row(
+    make_rig: MakeRig,
+) -> None:
+    """The edit re-arms the job "at once", inside the second its slot just fired: that is
+    the same slot (named to the second), so the ledger holds one row and one run, not two
+    rows that print alike."""
+    start = utc("2026-06-01T12:00:00") + timedelta(milliseconds=300)
+    rig = make_rig("jobs:\n  tick: {run: ./tick, every: 1h}\n", start)
+    rig.run_until(start)
+    edited = load_config("jobs:\n  tick: {run: ./tick, every: 2h}\n", "test.yaml")
+    rig.clock.advance(timedelta(milliseconds=400))
+    rig.engine.apply(edited, rig.clock.now())
+    rig.run_until(rig.clock.now())
+    with rig.store.transaction() as tx:
+        rows = tx.slots("tick", None, None)
+    assert ([utc("2026-06-01T12:00:00")], 1) == ([row.slot for row in rows],
+                                                 len(rig.history("tick")))

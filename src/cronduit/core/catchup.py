@@ -302,7 +302,8 @@ def catch_up_policy(payload: Mapping[str, object]) -> BackfillPolicy | None:
 
 
 def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: datetime) -> Firing:
-    """The firing of an ``every`` timer armed for ``armed``: one run, then re-arm."""
+    """The firing of an ``every`` timer due at ``armed``: one run, then re-arm. The slot is
+    the second ``armed`` falls in (:meth:`IntervalSchedule.slot_at`)."""
     slot = schedule.slot_at(armed)
     step = timedelta(seconds=schedule.seconds)
     following = armed + step if armed + step > now else now + step

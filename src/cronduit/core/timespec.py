@@ -176,7 +176,15 @@ class IntervalSchedule:
         return self.description
 
     def slot_at(self, instant: datetime) -> Slot:
-        return Slot(instant, self.name_of(instant))
+        """The slot of a firing due at ``instant``: its second, the slot's identity.
+
+        A slot is named to the second (its delivery id, its ledger row), so its instant is
+        that second too: a timer re-armed within the second it fired (an apply that edits
+        ``every``) meets the same slot, one ledger row and one run, never two rows that print
+        alike. The due time keeps its fraction, so the rhythm does not drift.
+        """
+        whole = instant.replace(microsecond=0)
+        return Slot(whole, self.name_of(whole))
 
 
 Schedule = CalendarSchedule | IntervalSchedule
