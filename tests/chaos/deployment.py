@@ -286,15 +286,18 @@ class Supervisor:
             os.kill(self.pid, signal.SIGKILL)
 
     def attempts_held(self) -> set[tuple[str, int]]:
-        """The attempts whose files it holds open: those it started (or was about to) and
-        has not yet recorded. Killed now, each of them can only be recorded as vanished."""
+        """The attempts whose files it holds open with no exit status written yet: those it
+        started (or was about to) and has not recorded. Killed now, their statuses are lost.
+        (One whose status is written, frozen just before it closed the file, is not among
+        them: the next daemon must read that status.)"""
         held = set()
         with contextlib.suppress(OSError):
             for fd in os.listdir(f"/proc/{self.pid}/fd"):
                 with contextlib.suppress(OSError):
-                    target = os.readlink(f"/proc/{self.pid}/fd/{fd}")
-                    found = _ATTEMPT_FILE.search(target)
-                    if found:
+                    path = f"/proc/{self.pid}/fd/{fd}"
+                    found = _ATTEMPT_FILE.search(os.readlink(path))
+                    # the record's lines: "-", the job's pid, its exit status
+                    if found and Path(path).read_bytes().count(b"\n") < 3:
                         held.add((found.group(1), int(found.group(2))))
         return held
 

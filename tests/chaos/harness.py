@@ -107,23 +107,24 @@ class Report:
         kills = ", ".join(f"{count} {kind}" for kind, count in sorted(self.kills.items()))
         outcomes = ", ".join(f"{count} {name}" for name, count in sorted(found.outcomes.items()))
         lines = [self.summary(),
-                 f"{len(found.unknowable)} unknowable (vanished: their supervisor was killed "
-                 "by the harness while the job ran)",
+                 f"{len(found.unknowable)} unknowable (no exit status: their supervisor was "
+                 "SIGKILLed by the harness while the job ran)",
                  f"PRAGMA integrity_check: {found.integrity}; {len(found.tracebacks)} logs with "
                  f"a traceback; {len(self.left_behind)} processes left behind; "
                  f"{len(self.unexpected)} unexpected answers",
                  f"kills: {kills}",
                  f"runs: {outcomes}; {found.attempts} attempts started",
                  f"seeds: {self.seeds}; took {self.seconds:.0f}s"]
-        for name, items in (("lost", found.lost), ("doubled", found.doubled),
-                            ("relaunched", found.relaunched),
-                            ("misrecorded", found.misrecorded),
-                            ("unknowable", found.unknowable),
-                            ("traceback", found.tracebacks), ("left behind", self.left_behind),
-                            ("unexpected answer", self.unexpected)):
-            lines += [f"  {name}: {item}" for item in items[:examples]]
-            if len(items) > examples:
-                lines.append(f"  {name}: ... and {len(items) - examples} more")
+        for name, items, shown in (
+                ("lost", found.lost, examples), ("doubled", found.doubled, examples),
+                ("relaunched", found.relaunched, examples),
+                ("misrecorded", found.misrecorded, examples),
+                ("unknowable", found.unknowable, 3), ("traceback", found.tracebacks, examples),
+                ("left behind", self.left_behind, examples),
+                ("unexpected", self.unexpected, examples)):
+            lines += [f"  {name}: {item}" for item in items[:shown]]
+            if len(items) > shown:
+                lines.append(f"  {name}: ... and {len(items) - shown} more")
         return "\n".join(lines)
 
 
@@ -203,37 +204,61 @@ class Chaos:
         window = self.rng.uniform(*self.plan.between)
         if target == "supervisor":
             self._load_for(window)
-            if state.daemon.alive():
-                mine = [s for s in self.deployment.supervisors() if s.ppid == state.daemon.pid]
-                if mine:
-                    self._kill_supervisors(mine)
-                    self._count("supervisor", state.daemon)
+            self._kill_supervisor(state.daemon)
+        else:
+            self._kill_daemon(state.daemon, window, with_supervisors=target == "both")
+
+    def _kill_supervisor(self, daemon: Daemon) -> None:
+        """Kill the running daemon's supervisor; the daemon goes on (and starts another)."""
+        if not daemon.alive():
+            self._died_by_itself(daemon)
             return
+        mine = [s for s in self.deployment.supervisors() if s.ppid == daemon.pid]
+        for supervisor in mine:  # none yet if it has not started a job so far
+            supervisor.stop()
+            self._held(supervisor)
+            supervisor.kill()
+        if mine:
+            self._count("supervisor", daemon)
+
+    def _kill_daemon(self, daemon: Daemon, window: float, *, with_supervisors: bool) -> None:
+        """After ``window`` seconds of load (or right after the next 202 or 201), kill the
+        daemon, and with it every supervisor of the deployment if asked."""
+        how = "daemon at random"
         if self.rng.random() < self.plan.after_accept:
             self.load.signal_accept.clear()
             self.load.armed = True
             self._load_for(window, until=self.load.signal_accept)
             self.load.armed = False
-            how = "daemon right after a 202/201" if self.load.signal_accept.is_set() \
-                else "daemon at random"
+            if self.load.signal_accept.is_set():
+                how = "daemon right after a 202/201"
         else:
             self._load_for(window)
-            how = "daemon at random"
-        if not state.daemon.alive():
-            self._count(f"daemon at its crash point {state.daemon.crash_at}", state.daemon)
-        elif target == "both":
-            supervisors = self.deployment.supervisors()
-            for supervisor in supervisors:
-                supervisor.stop()
-            for supervisor in supervisors:
-                self._held(supervisor)
-            state.daemon.kill()
-            for supervisor in supervisors:
-                supervisor.kill()
-            self._count("daemon and supervisors at once", state.daemon)
+        if not daemon.alive():
+            self._died_by_itself(daemon)
+            return
+        supervisors = self.deployment.supervisors() if with_supervisors else []
+        for supervisor in supervisors:
+            supervisor.stop()
+        for supervisor in supervisors:
+            self._held(supervisor)
+        daemon.kill()
+        for supervisor in supervisors:
+            supervisor.kill()
+        self._count("daemon and supervisors at once" if with_supervisors else how, daemon)
+        self._outage()
+
+    def _died_by_itself(self, daemon: Daemon) -> None:
+        """A daemon that ended on its own: at its crash point, or a fault to report."""
+        daemon.popen.wait()
+        if daemon.crash_at is not None and daemon.popen.returncode == -signal.SIGKILL:
+            self._count(f"daemon at its crash point {daemon.crash_at}", daemon)
         else:
-            state.daemon.kill()
-            self._count(how, state.daemon)
+            tail = " | ".join(daemon.log.read_text(errors="replace").splitlines()[-3:])
+            self.unexpected.append(f"{daemon.log.name}: the daemon exited "
+                                   f"{daemon.popen.returncode} by itself: {tail}")
+            if sum("by itself" in line for line in self.unexpected) >= 10:
+                raise RuntimeError(f"daemons keep exiting by themselves; see {daemon.log}")
         self._outage()
 
     def _start(self) -> Daemon | None:
@@ -246,6 +271,9 @@ class Chaos:
                      + (f", to crash at {crash_at}" if crash_at else ""))
         if self.rng.random() < self.plan.before_http:
             time.sleep(self.rng.uniform(0.0, 0.6))
+            if not daemon.alive():
+                self._died_by_itself(daemon)
+                return None
             up = daemon.address() is not None
             daemon.kill()
             self._count("daemon at random" if up else "daemon before HTTP was up", daemon)
@@ -255,11 +283,7 @@ class Chaos:
         if address is None:
             if daemon.alive():
                 raise RuntimeError(f"{daemon.log}: not listening after {START_TIMEOUT:.0f}s")
-            if crash_at is None or daemon.popen.returncode != -signal.SIGKILL:
-                raise RuntimeError(f"{daemon.log}: the daemon exited "
-                                   f"{daemon.popen.returncode}:\n{daemon.log.read_text()[-3000:]}")
-            self._count(f"daemon at its crash point {crash_at}", daemon)
-            self._outage()
+            self._died_by_itself(daemon)
             return None
         self.load.address = address
         return daemon
@@ -316,12 +340,6 @@ class Chaos:
             time.sleep(seconds)
         else:
             time.sleep(self.rng.uniform(*self.plan.outage))
-
-    def _kill_supervisors(self, supervisors: list[Supervisor]) -> None:
-        for supervisor in supervisors:
-            supervisor.stop()
-            self._held(supervisor)
-            supervisor.kill()
 
     def _held(self, supervisor: Supervisor) -> None:
         held = supervisor.attempts_held()
