@@ -42,7 +42,7 @@ def main() -> int:
                         metavar="daemon=W,supervisor=W,both=W",
                         help="what each round kills, with weights (0.8, 0.1, 0.1)")
     parser.add_argument("--long-outages", type=float, default=0.005, metavar="SHARE",
-                        help="share of outages lasting 61-130 s, so that minutely cron slots "
+                        help="share of outages lasting 61-190 s, so that minutely cron slots "
                              "are missed and caught up (0.005)")
     parser.add_argument("--folder", type=Path, default=None,
                         help="where to run (kept afterwards); default a temporary folder")

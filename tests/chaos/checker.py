@@ -34,10 +34,11 @@ from pathlib import Path
 
 from tests.chaos.load import Accepted
 
-VANISHED = "process vanished"
 KILLED = (137, 143)
 """Exit statuses of a job that TERM or KILL ended before it could say (128 + 15, 128 + 9)."""
 STOPPED = ("timeout", "cancelled")
+NEVER_STARTED = ("deadline passed before the process started", "could not start")
+"""How the reason of a run whose process never started begins."""
 
 
 @dataclass
@@ -207,10 +208,10 @@ def _last_attempt_problem(run: _Run, lines: _Lines) -> str | None:
         if run.exit_status != said:
             return f"the job exited {said}, {recorded}"
     elif run.exit_status is None:
-        if VANISHED in run.reason or key in lines.starts:
+        # Without a status, only a run whose process never started is as it should be: a
+        # job stopped before its first line still has the status its signal gave it.
+        if not run.reason.startswith(NEVER_STARTED) or key in lines.starts:
             return f"the job gave no exit status, {recorded}"
-        if not run.reason.startswith(("deadline passed", "could not start")):
-            return f"no process and no reason, {recorded}"
     elif run.exit_status not in KILLED or run.outcome not in STOPPED:
         return f"the job never said it exited, {recorded}"
     if run.outcome == "success" and run.exit_status != 0:

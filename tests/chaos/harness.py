@@ -66,7 +66,7 @@ class Plan:
     outage: tuple[float, float] = (0.0, 0.5)
     """Seconds the daemon stays down between a kill and the next start."""
     long_outage: float = 0.0
-    """Share of outages that last 61 to 130 s instead, so that minutely cron slots are
+    """Share of outages that last 61 to 190 s instead, so that minutely cron slots are
     missed and caught up (mode all, latest, never)."""
     random_kills: int = 0
     """The last this many kills are drawn from a fresh random seed (named in the report)."""
@@ -335,7 +335,7 @@ class Chaos:
                 self.unexpected.append(f"cronduit job run {job} --queue --detach: exit "
                                        f"{done.returncode}: {done.stderr.strip()[:300]}")
         if self.rng.random() < self.plan.long_outage:
-            seconds = self.rng.uniform(61, 130)
+            seconds = self.rng.uniform(61, 190)
             self.journal(f"a long outage: {seconds:.0f}s")
             time.sleep(seconds)
         else:
@@ -366,8 +366,7 @@ class Chaos:
         processes still there after a grace period (none should be)."""
         state = self._round
         if state.daemon is not None and state.daemon.alive():
-            os.kill(state.daemon.pid, signal.SIGTERM)
-            state.daemon.popen.wait(timeout=30)
+            self._stop(state.daemon)
         self.deployment.write_config("drain")
         daemon = self.deployment.serve()
         self.journal(f"drain: {daemon.log.name} pid {daemon.pid} started, with no timers")
@@ -377,8 +376,7 @@ class Chaos:
         self.load.finish_retries(address, timeout=60)
         self._wait_quiet(daemon)
         self.journal("drain: nothing waits and no run goes; SIGTERM")
-        os.kill(daemon.pid, signal.SIGTERM)
-        daemon.popen.wait(timeout=30)
+        self._stop(daemon)
         for apply in self._applies:
             apply.wait(timeout=30)
         deadline = time.monotonic() + 15
@@ -387,6 +385,15 @@ class Chaos:
         left = [f"pid {pid}" for pid in self.deployment.processes()]
         self.journal(f"drain: done, {len(left)} processes left")
         return left
+
+    def _stop(self, daemon: Daemon) -> None:
+        """SIGTERM, as a service manager stops it; a daemon still there 30 s later is a fault."""
+        os.kill(daemon.pid, signal.SIGTERM)
+        try:
+            daemon.popen.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.unexpected.append(f"{daemon.log.name}: still running 30s after SIGTERM")
+            daemon.kill()
 
     def _wait_quiet(self, daemon: Daemon) -> None:
         """Until nothing waits and no run goes, for a second in a row (or the timeout)."""

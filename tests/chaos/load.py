@@ -86,8 +86,7 @@ class Load:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2 * TIMEOUT)
-        if self._client is not None:
-            self._client.close()
+        self._close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -106,6 +105,12 @@ class Load:
         deadline = time.monotonic() + timeout
         while self.retrying and time.monotonic() < deadline:
             self.send(address, self.retrying.pop(0))
+        self._close()
+
+    def _close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client, self._client_for = None, None
 
     # -- requests ----------------------------------------------------------------------------
 

@@ -149,6 +149,20 @@ def test_a_job_stopped_by_its_deadline_before_it_could_say_is_fine(scene: Scene)
     assert (0, 0, 0, 0, 0) == counts(scene.check())
 
 
+def test_a_timed_out_run_without_a_status_or_a_line_is_misrecorded(scene: Scene) -> None:
+    """Its job was started (its deadline passed during it), so a status was owed."""
+    scene.event("webhook/job/2", "r2")
+    scene.run("r2", "timeout", None, reason="deadline passed during attempt 1")
+    assert (0, 0, 0, 1, 0) == counts(scene.check())
+
+
+def test_a_run_whose_deadline_passed_before_its_process_started_is_fine(scene: Scene) -> None:
+    """No process, no lines, no status: as recorded."""
+    scene.event("webhook/job/2", "r2")
+    scene.run("r2", "timeout", None, reason="deadline passed before the process started")
+    assert (0, 0, 0, 0, 0) == counts(scene.check())
+
+
 def test_a_retried_run_whose_first_attempt_succeeded_is_misrecorded(scene: Scene) -> None:
     """A retry after an attempt that exited 0."""
     scene.event("webhook/job/2", "r2")
