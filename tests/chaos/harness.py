@@ -303,7 +303,10 @@ class Chaos:
             if reload_at is not None and time.monotonic() - begin >= reload_at:
                 self._reload(daemon)
                 reload_at = None
-            time.sleep(0.005)
+            if until is not None:
+                until.wait(0.005)  # wakes the moment the load sets it
+            else:
+                time.sleep(0.005)
 
     def _reload(self, daemon: Daemon) -> None:
         state = self._round
