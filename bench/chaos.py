@@ -32,7 +32,7 @@ def _targets(text: str) -> tuple[tuple[str, float], ...]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--kills", type=int, default=100, help="kills to make (default 100)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: time)")
     parser.add_argument("--seconds-between", type=_range, default=(0.5, 3.0),
@@ -41,6 +41,9 @@ def main() -> int:
                         default=(("daemon", 0.8), ("supervisor", 0.1), ("both", 0.1)),
                         metavar="daemon=W,supervisor=W,both=W",
                         help="what each round kills, with weights (0.8, 0.1, 0.1)")
+    parser.add_argument("--crash-points", type=float, default=0.15, metavar="SHARE",
+                        help="share of daemon starts told to SIGKILL themselves at one of "
+                             "their crash points: fired, routed, launching, ended (0.15)")
     parser.add_argument("--long-outages", type=float, default=0.005, metavar="SHARE",
                         help="share of outages lasting 61-190 s, so that minutely cron slots "
                              "are missed and caught up (0.005)")
@@ -49,7 +52,7 @@ def main() -> int:
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else int(time.time())
     plan = Plan(kills=args.kills, seed=seed, between=args.seconds_between, targets=args.targets,
-                long_outage=args.long_outages)
+                crash_point=args.crash_points, long_outage=args.long_outages)
     print(f"seed {seed}", flush=True)
     if args.folder is not None:
         args.folder.mkdir(parents=True, exist_ok=True)
