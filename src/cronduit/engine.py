@@ -35,7 +35,13 @@ from cronduit.core.catchup import (
 )
 from cronduit.core.config.model import AfterSpec, Config, Job, Retry
 from cronduit.core.enums import Outcome, TriggerKind
-from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
+from cronduit.core.lifecycle import (
+    RUN_END_EVENTS,
+    AttemptReport,
+    deadline_passed,
+    judge_attempt,
+    recovered_attempt,
+)
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import (
     SKIPPED_PAUSED,
@@ -296,7 +302,7 @@ class Engine:
             for run in tx.active_runs():
                 if run.state != "running":
                     continue
-                found = self.runner.recover(run)
+                found = recovered_attempt(self.runner.recover(run), run.pid is not None)
                 if found == "not_started":
                     outbox.launches.append(_Launch(run, run.attempts))
                 elif found != "running":

@@ -42,8 +42,19 @@ def test_a_new_reason_during_an_outage_is_one_line() -> None:
     """A full disk that turns read-only is a change worth a line; the outage goes on."""
     outage = Outage(FULL, 10.0, failures=3)
     step = failed(outage, "disk I/O error", 12.0, ENGINE)
-    assert Outage("disk I/O error", 10.0, failures=4) == step.outage
+    assert Outage("disk I/O error", 10.0, failures=4, seen=frozenset({FULL})) == step.outage
     assert "state store still unavailable, now: disk I/O error; retrying" == step.line
+
+
+def test_reasons_taking_turns_log_each_once() -> None:
+    """The store full, a run's folder full, the store again...: two lines, not one a turn."""
+    outage: Outage | None = None
+    lines: list[str] = []
+    for n, reason in enumerate([FULL, "No space left on device"] * 5):
+        step = failed(outage, reason, float(n), ENGINE)
+        outage = step.outage
+        lines += [step.line] if step.line else []
+    assert 2 == len(lines)
 
 
 def test_the_first_success_ends_the_outage_saying_how_long_it_lasted() -> None:

@@ -145,3 +145,19 @@ def test_ended_attempts_a_failed_commit_did_not_record_are_recorded_after_it(
     rig.failing_tick()
     rig.tick()
     assert [("failure", 3)] == [(run.outcome, run.exit_status) for run in rig.history()]
+
+
+def test_a_started_attempt_whose_file_lost_its_writes_is_not_launched_again(
+        rig_of: Callable[[str], Rig]) -> None:
+    """The store recorded the attempt's pid but after a restart its file reads as never
+    started (the disk lost the writes): the next daemon records it vanished, once."""
+    rig = rig_of(JOB)
+    rig.accept("manual/1")
+    rig.tick()
+    [launched] = rig.runner.launched
+    rig.runner.recovered[launched.run.id] = "not_started"
+    rig.engine = Engine(rig.engine.config, rig.store, rig.runner)
+    rig.engine.start(rig.clock.now())
+    assert 1 == len(rig.runner.launched)
+    assert [("failure", "process vanished while cronduit was down")] == [
+        (run.outcome, run.reason) for run in rig.history()]

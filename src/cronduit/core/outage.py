@@ -3,8 +3,9 @@
 An outage begins with the first write that fails and ends with the first one that succeeds
 after it. Whoever writes (the engine's loop, the HTTP acceptor) keeps one :class:`Outage` or
 None and asks here, at each failure and each success, what to log and how long to wait
-before trying again. The log gets one line when an outage begins, one if its reason changes
-(a full disk that turns read-only) and one when it ends: never one per retry, since a disk
+before trying again. The log gets one line when an outage begins, one for each new reason
+during it (a full disk that turns read-only) and one when it ends: never one per retry, nor
+one each time two reasons take turns (the store full, then a run's folder), since a disk
 that stays full for an hour would otherwise fill the log that is on it too.
 
 Times are seconds on a monotonic clock, as the caller reads it: an outage's length must not
@@ -55,6 +56,11 @@ class Outage:
     reason: str
     began: float
     failures: int = 1
+    seen: frozenset[str] = frozenset()
+    """Every reason this outage has given, ``reason`` included."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seen", self.seen | {self.reason})
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,7 @@ def failed(outage: Outage | None, reason: str, at: float, subject: Subject) -> S
     if outage is None:
         return Step(Outage(reason, at), subject.begins.format(reason=reason))
     more = replace(outage, reason=reason, failures=outage.failures + 1)
-    if reason == outage.reason:
+    if reason in outage.seen:
         return Step(more, None)
     return Step(more, subject.changes.format(reason=reason))
 
