@@ -596,7 +596,8 @@ class Engine:
         tx.update_run(run.id, state="ended", outcome=outcome, reason=reason,
                       exit_status=exit_status, finished_at=now, next_attempt_at=None)
         tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
-        took = (now - (run.started_at or now)).total_seconds()
+        # Wall-clock time: a clock stepped back during the run would make it negative.
+        took = max(0.0, (now - (run.started_at or now)).total_seconds())
         outbox.lines.append(f"run {run.job} {run.id}: {outcome} after {took:.1f}s"
                             + (f" ({reason})" if reason else ""))
         job = self.config.jobs.get(run.job)
