@@ -11,27 +11,32 @@ from pathlib import Path
 
 from cronduit.core.config import load_config
 from cronduit.daemon import Daemon
+from cronduit.notifier import NotificationSender
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
 from tests.engine.flaky import FlakyStore
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CONFIG = "jobs:\n  j: {run: 'true', every: 1h}\n"
+HTTP = "settings:\n  listen: 127.0.0.1:0\n"
 PATIENCE = 20.0
 
 
 class Serving:
     """A daemon serving on a flaky store in this test's event loop."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, http: bool = False) -> None:
         self.config_path = folder / "cronduit.yaml"
-        self.config_path.write_text(CONFIG)
+        text = HTTP + CONFIG if http else CONFIG
+        self.config_path.write_text(text)
         self.store = FlakyStore(SqliteStore(folder / "cronduit.db"))
         self.clock = FakeClock(T0)
         self.lines: list[str] = []
-        self.daemon = Daemon(self.config_path, load_config(CONFIG, str(self.config_path)),
+        self.daemon = Daemon(self.config_path, load_config(text, str(self.config_path)),
                              self.store, FakeRunner(), self.clock, dry_run=False,
-                             log=self.lines.append)
+                             log=self.lines.append,
+                             open_store=(lambda: SqliteStore(folder / "cronduit.db"))
+                             if http else None)
 
     def said(self, part: str) -> list[str]:
         return [line for line in self.lines if part in line]
@@ -111,3 +116,52 @@ def test_the_heartbeat_goes_on_after_the_wall_clock_steps_back(tmp_path: Path) -
 
     asyncio.run(scenario())
     assert back.isoformat() == serving.heartbeat_at()  # the stop's, on the stepped clock
+
+
+def test_a_run_now_accepted_before_the_store_failed_is_answered_as_waiting(
+        tmp_path: Path) -> None:
+    """run-now looks up the run of a trigger already accepted: a store that fails then
+    makes the answer "waiting" (the trigger is safe), never an error."""
+    serving = Serving(tmp_path)
+    serving.store.down = True
+    assert asyncio.run(serving.daemon.run_of("manual/j/1", 0.1)) is None
+
+
+def test_notifications_wait_while_the_store_fails(tmp_path: Path) -> None:
+    """A pass of the notification sender that cannot read the store sends nothing and ends
+    quietly; the daemon's loop is the one that says the store is unavailable."""
+    serving = Serving(tmp_path)
+    serving.store.down = True
+    sender = NotificationSender(lambda: serving.daemon.engine.config, serving.store,
+                                serving.clock, _on_this_thread, serving.lines.append)
+
+    async def one_pass() -> None:
+        sender.kick()
+        assert sender._pass is not None
+        assert 0 == await sender._pass
+        await sender.close()
+
+    asyncio.run(one_pass())
+    assert [] == serving.lines
+
+
+async def _on_this_thread(work: Callable[..., object], *args: object) -> object:
+    return work(*args)
+
+
+def test_a_store_that_fails_as_the_http_server_comes_up_does_not_stop_the_daemon(
+        tmp_path: Path) -> None:
+    """The heartbeat naming the address is written as the server comes up; when that commit
+    fails the daemon serves all the same, and its loop writes the heartbeat again."""
+    serving = Serving(tmp_path, http=True)
+    serving.store.fail(3)  # after the apply, its record and the start: the first heartbeat
+
+    async def scenario() -> None:
+        task = asyncio.create_task(serving.daemon.serve())
+        await serving.until(lambda: bool(serving.said("listening on http://127.0.0.1:")))
+        await serving.until(lambda: serving.heartbeat_at() is not None)
+        serving.daemon._stop()
+        await task
+
+    asyncio.run(scenario())
+    assert 1 == serving.store.failed
