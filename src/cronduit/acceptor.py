@@ -84,7 +84,8 @@ class Acceptor:
                         if not future.done():
                             future.set_exception(error)
                     continue
-                self._accepting(loop.time())
+                if any(ok for ok, _ in results):  # a commit that wrote: the disk takes writes
+                    self._accepting(loop.time())
                 for (_, future), (ok, value) in zip(batch, results, strict=True):
                     if future.done():  # the client went away; its write stands
                         continue

@@ -66,6 +66,10 @@ class ListenError(RuntimeError):
     and the listen, a server that does not come up): the daemon stops, with this one line."""
 
 
+class _StoppedWaiting(Exception):
+    """Asked to stop while start-up waited for the state folder to be writable."""
+
+
 class Daemon:
     """One ``cronduit serve``."""
 
@@ -122,14 +126,13 @@ class Daemon:
         for signum, handler in ((signal.SIGTERM, self._stop), (signal.SIGINT, self._stop),
                                 (signal.SIGHUP, self._ask_reload), (signal.SIGUSR1, self.wake)):
             loop.add_signal_handler(signum, handler)
-        now = self.clock.now()
-        # Each step retried on its own while the state folder cannot be written: a daemon
-        # started on a full disk waits for space, and then starts as it would have.
-        changes = await self._retrying(self.engine.apply, self.engine.config, now)
-        for change in changes:
-            self._log(change)
-        await self._retrying(self._record_start, changes, now)
-        await self._retrying(self.engine.start, now)
+        try:
+            await self._start_up()
+        except _StoppedWaiting:
+            if listening is not None:
+                listening.close()
+            self._log("stopped before the state store could be written; nothing was started")
+            return
         self._warn_unset_secrets()
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
         jobs = len(self.engine.config.jobs)
@@ -155,6 +158,18 @@ class Daemon:
                 raise
             self._log(f"could not record the stop in the state store: {reason}")
         self._log("stopped; runs going carry on and are adopted by the next daemon")
+
+    async def _start_up(self) -> None:
+        """Apply the config, record it, adopt or settle the runs left going. Each step is
+        retried on its own while the state folder cannot be written, at the time it is
+        tried: a daemon started on a full disk waits for room, then starts as it would
+        have."""
+        changes = await self._retrying(
+            lambda: self.engine.apply(self.engine.config, self.clock.now()))
+        for change in changes:
+            self._log(change)
+        await self._retrying(lambda: self._record_start(changes, self.clock.now()))
+        await self._retrying(lambda: self.engine.start(self.clock.now()))
 
     def _record_start(self, changes: list[str], now: datetime) -> None:
         """Keep the config applied at start, and audit what it changed."""
@@ -275,16 +290,18 @@ class Daemon:
             self._notifications.kick()
         return due
 
-    async def _retrying(self, work: Callable[..., T], *args: object) -> T:
-        """``work`` off the loop, tried again after each state-folder fault until it is done
-        (or the daemon is asked to stop: then the fault is raised)."""
+    async def _retrying(self, work: Callable[[], T]) -> T:
+        """``work`` off the loop, tried again after each state-folder fault until it is done;
+        :class:`_StoppedWaiting` if the daemon is asked to stop meanwhile."""
         while True:
             try:
-                done = await self._off_loop(work, *args)
+                done = await self._off_loop(work)
             except Exception as error:
                 reason = reason_of(error)
-                if reason is None or self._stopping:
+                if reason is None:
                     raise
+                if self._stopping:
+                    raise _StoppedWaiting from error
                 await self._wait_out(reason)
                 continue
             self._outage_over()

@@ -165,3 +165,20 @@ def test_a_store_that_fails_as_the_http_server_comes_up_does_not_stop_the_daemon
 
     asyncio.run(scenario())
     assert 1 == serving.store.failed
+
+
+def test_a_daemon_stopped_while_it_waits_to_start_stops_with_one_line(tmp_path: Path) -> None:
+    """SIGTERM while start-up waits for the disk: the daemon stops cleanly, having started
+    nothing, rather than with the store's error."""
+    serving = Serving(tmp_path)
+    serving.store.down = True
+
+    async def scenario() -> None:
+        task = asyncio.create_task(serving.daemon.serve())
+        await serving.until(lambda: serving.store.failed >= 1)
+        serving.daemon._stop()
+        await task
+
+    asyncio.run(scenario())
+    assert serving.said("stopped before the state store could be written; nothing was started")
+    assert [] == serving.said("serving")

@@ -37,12 +37,16 @@ async def test_a_full_disk_answers_503_until_space_is_back_and_keeps_every_202(
 
 
 async def _scenario(api: Api, state: Path, lines: list[str]) -> None:
+    auth = {"Authorization": f"Bearer {API_TOKEN}"}
+    assert 201 == (await api.client.post("/v1/jobs/quiet/run", headers=auth)).status_code
     filler = fill(state)
     accepted, refused = await _post_until_refused(api)
     assert 503 == refused.status_code
     assert (REFUSED, "5") == (refused.json()["detail"], refused.headers["retry-after"])
-    auth = {"Authorization": f"Bearer {API_TOKEN}"}
-    run_now = await api.client.post("/v1/jobs/quiet/run", headers=auth)
+    # Refused for the run going, having written nothing: not a sign the disk takes writes.
+    busy = await api.client.post("/v1/jobs/quiet/run", headers=auth)
+    assert 409 == busy.status_code
+    run_now = await api.client.post("/v1/jobs/poke/run", headers=auth)
     assert (503, REFUSED) == (run_now.status_code, run_now.json()["detail"])
     pause = await api.client.post("/v1/jobs/quiet/pause", headers=auth,
                                   json={"reason": "disk"})
