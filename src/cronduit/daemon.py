@@ -5,6 +5,10 @@ and signals. It sleeps at most :data:`MAX_SLEEP` at a time and re-reads the wall
 every wake, so a clock that jumps (an NTP step, a resumed VM) never makes it oversleep a slot
 computed before the jump.
 
+A store or state folder that cannot be written (a full or read-only disk) never ends the
+loop: the turn is tried again after a pause that grows, with one log line as the outage
+begins and one as it ends (:mod:`cronduit.core.outage`); runs going carry on meanwhile.
+
 Signals: SIGHUP reloads the config (an invalid file is refused and the running config stays);
 SIGUSR1 wakes the loop (the CLI sends it after accepting a manual run); SIGTERM and SIGINT
 stop firing and exit, leaving runs going in their own process groups for the next daemon to
