@@ -5,6 +5,10 @@ and signals. It sleeps at most :data:`MAX_SLEEP` at a time and re-reads the wall
 every wake, so a clock that jumps (an NTP step, a resumed VM) never makes it oversleep a slot
 computed before the jump.
 
+A store or state folder that cannot be written (a full or read-only disk) never ends the
+loop: the turn is tried again after a pause that grows, with one log line as the outage
+begins and one as it ends (:mod:`cronduit.core.outage`); runs going carry on meanwhile.
+
 Signals: SIGHUP reloads the config (an invalid file is refused and the running config stays);
 SIGUSR1 wakes the loop (the CLI sends it after accepting a manual run); SIGTERM and SIGINT
 stop firing and exit, leaving runs going in their own process groups for the next daemon to
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cronduit import audit, workspace
 from cronduit.acceptor import Acceptor
+from cronduit.core import outage
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.changes import config_changes
 from cronduit.core.config.model import Config
@@ -42,6 +47,7 @@ from cronduit.daemon_state import (
     write_heartbeat,
 )
 from cronduit.engine import Engine
+from cronduit.faults import reason_of
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, Runner, Store
@@ -62,6 +68,10 @@ APPLY_ASKED = "apply_asked"
 class ListenError(RuntimeError):
     """The HTTP address cannot be listened on (in use, not this host's, taken between the bind
     and the listen, a server that does not come up): the daemon stops, with this one line."""
+
+
+class _StoppedWaiting(Exception):
+    """Asked to stop while start-up waited for the state folder to be writable."""
 
 
 class Daemon:
@@ -97,6 +107,10 @@ class Daemon:
         self._wake = asyncio.Event()
         self._stopping = False
         self._reload = False
+        self._outage: outage.Outage | None = None
+        """The state folder's outage under way (a full or read-only disk), if any."""
+        self._last_beat: float | None = None
+        """When the last heartbeat was written, on the loop's monotonic clock."""
         self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
                                 started_at=clock.now().isoformat(), heartbeat_at="",
                                 dry_run=dry_run, start_time=own_start_time())
@@ -116,16 +130,13 @@ class Daemon:
         for signum, handler in ((signal.SIGTERM, self._stop), (signal.SIGINT, self._stop),
                                 (signal.SIGHUP, self._ask_reload), (signal.SIGUSR1, self.wake)):
             loop.add_signal_handler(signum, handler)
-        now = self.clock.now()
-        changes = self.engine.apply(self.engine.config, now)
-        for change in changes:
-            self._log(change)
-        with self.store.transaction() as tx:
-            write_applied(tx, self._config_text, str(self.config_path), now)
-            if changes:  # an unchanged restart changes nothing worth auditing
-                audit.record(tx, "apply", audit.ENGINE, now, start=True, ok=True,
-                             changes=audit.apply_lines(changes))
-        self.engine.start(now)
+        try:
+            await self._start_up()
+        except _StoppedWaiting:
+            if listening is not None:
+                listening.close()
+            self._log("stopped before the state store could be written; nothing was started")
+            return
         self._warn_unset_secrets()
         mode = " (dry run: no timers, no runs)" if self.dry_run else ""
         jobs = len(self.engine.config.jobs)
@@ -143,8 +154,34 @@ class Daemon:
             await self._notifications.close()
             self._notifications = None
         self._worker.shutdown(wait=True)
-        self._heartbeat(self.clock.now(), stopped=True)
+        try:
+            self._heartbeat(self.clock.now(), stopped=True)
+        except Exception as error:
+            reason = reason_of(error)
+            if reason is None:
+                raise
+            self._log(f"could not record the stop in the state store: {reason}")
         self._log("stopped; runs going carry on and are adopted by the next daemon")
+
+    async def _start_up(self) -> None:
+        """Apply the config, record it, adopt or settle the runs left going. Each step is
+        retried on its own while the state folder cannot be written, at the time it is
+        tried: a daemon started on a full disk waits for room, then starts as it would
+        have."""
+        changes = await self._retrying(
+            lambda: self.engine.apply(self.engine.config, self.clock.now()))
+        for change in changes:
+            self._log(change)
+        await self._retrying(lambda: self._record_start(changes, self.clock.now()))
+        await self._retrying(lambda: self.engine.start(self.clock.now()))
+
+    def _record_start(self, changes: list[str], now: datetime) -> None:
+        """Keep the config applied at start, and audit what it changed."""
+        with self.store.transaction() as tx:
+            write_applied(tx, self._config_text, str(self.config_path), now)
+            if changes:  # an unchanged restart changes nothing worth auditing
+                audit.record(tx, "apply", audit.ENGINE, now, start=True, ok=True,
+                             changes=audit.apply_lines(changes))
 
     def _listen(self) -> socket.socket | None:
         """Bind and listen on ``settings.listen``, before anything else starts: a port in use,
@@ -176,7 +213,7 @@ class Daemon:
             return None
         from cronduit.http import Gateway, create_app, server  # noqa: PLC0415 - heavy
 
-        acceptor = Acceptor(self._open_store, self.wake)
+        acceptor = Acceptor(self._open_store, self.wake, self._log)
         gateway = Gateway(config=lambda: self.engine.config,
                           secret=self._secret, acceptor=acceptor,
                           clock=self.clock, dispatching=lambda: self.engine.dispatch,
@@ -190,7 +227,11 @@ class Daemon:
         bound_host, bound_port = self.http.address
         address = f"{_url_host(bound_host)}:{bound_port}"
         self._info = replace(self._info, listen=address)
-        self._heartbeat(self.clock.now())
+        try:
+            self._heartbeat(self.clock.now())
+        except Exception as error:  # a full disk: the loop's first turn writes it again
+            if reason_of(error) is None:
+                raise
         self._log(f"listening on http://{address}")
         return acceptor
 
@@ -218,22 +259,76 @@ class Daemon:
         return await asyncio.get_running_loop().run_in_executor(self._worker, work, *args)
 
     async def _loop(self) -> None:
-        last_beat: datetime | None = None
         while not self._stopping:
-            if self._reload:
-                self._reload = False
-                await self._off_loop(self._apply)
-            now = self.clock.now()
-            if last_beat is None or now - last_beat >= HEARTBEAT_EVERY:
-                await self._off_loop(self._heartbeat, now)
-                last_beat = now
-            self._wake.clear()  # before the tick: a wake that comes during it is kept
-            due = await self._off_loop(self.engine.tick, now)
-            self._ticked.set()
-            self._ticked = asyncio.Event()
-            if self.engine.dispatch and self._notifications is not None:
-                self._notifications.kick()
+            try:
+                due = await self._once()
+            except Exception as error:  # the state folder's faults are lived through
+                reason = reason_of(error)
+                if reason is None:
+                    raise
+                await self._wait_out(reason)
+                continue
+            if self.engine.launch_fault is not None:  # the tick committed; launches wait
+                await self._wait_out(self.engine.launch_fault)
+                continue
+            self._outage_over()
             await self._sleep_until(due)
+
+    async def _once(self) -> datetime | None:
+        """One turn of the loop: an apply asked for, the heartbeat when due, a tick. Raises
+        what the store or the state folder raised; a turn retried does no step twice that
+        committed (the engine keeps what it must record until it has)."""
+        if self._reload:
+            await self._off_loop(self._apply)
+            self._reload = False  # only once applied: a failed apply is tried again
+        beat_at = asyncio.get_running_loop().time()
+        # Paced on the monotonic clock: a wall clock stepped back must not stop the beats.
+        if self._last_beat is None or beat_at - self._last_beat >= HEARTBEAT_EVERY.seconds:
+            await self._off_loop(self._heartbeat, self.clock.now())
+            self._last_beat = beat_at
+        self._wake.clear()  # before the tick: a wake that comes during it is kept
+        due = await self._off_loop(self.engine.tick, self.clock.now())
+        self._ticked.set()
+        self._ticked = asyncio.Event()
+        if self.engine.dispatch and self._notifications is not None:
+            self._notifications.kick()
+        return due
+
+    async def _retrying(self, work: Callable[[], T]) -> T:
+        """``work`` off the loop, tried again after each state-folder fault until it is done;
+        :class:`_StoppedWaiting` if the daemon is asked to stop meanwhile."""
+        while True:
+            try:
+                done = await self._off_loop(work)
+            except Exception as error:
+                reason = reason_of(error)
+                if reason is None:
+                    raise
+                if self._stopping:
+                    raise _StoppedWaiting from error
+                await self._wait_out(reason)
+                continue
+            self._outage_over()
+            return done
+
+    async def _wait_out(self, reason: str) -> None:
+        """Count a failed turn: a line if this begins (or changes) an outage, then a pause
+        that grows with the outage; a wake (a trigger accepted, a stop) cuts it short."""
+        loop = asyncio.get_running_loop()
+        step = outage.failed(self._outage, reason, loop.time(), outage.ENGINE)
+        self._outage = step.outage
+        if step.line is not None:
+            self._log(step.line)
+        assert self._outage is not None
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=outage.retry_in(self._outage))
+
+    def _outage_over(self) -> None:
+        step = outage.succeeded(self._outage, asyncio.get_running_loop().time(), outage.ENGINE)
+        self._outage = step.outage
+        if step.line is not None:
+            self._log(step.line)
 
     async def run_of(self, delivery_id: str, timeout: float) -> str | None:
         """The run that consumed a delivery, once the engine has routed it (waiting up to
@@ -241,7 +336,12 @@ class Daemon:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            event = await self._off_loop(self._event, delivery_id)
+            try:
+                event = await self._off_loop(self._event, delivery_id)
+            except Exception as error:  # accepted already: the answer is "waiting", not 5xx
+                if reason_of(error) is None:
+                    raise
+                return None
             if event is not None and event.state == "consumed":
                 return event.run_id
             if event is None or event.state != "new" or loop.time() >= deadline:

@@ -35,7 +35,13 @@ from cronduit.core.catchup import (
 )
 from cronduit.core.config.model import AfterSpec, Config, Job, Retry
 from cronduit.core.enums import Outcome, TriggerKind
-from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
+from cronduit.core.lifecycle import (
+    RUN_END_EVENTS,
+    AttemptReport,
+    deadline_passed,
+    judge_attempt,
+    recovered_attempt,
+)
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import (
     SKIPPED_PAUSED,
@@ -61,6 +67,7 @@ from cronduit.core.timespec import (
 )
 from cronduit.ports import (
     Conflict,
+    Deferred,
     Event,
     NewEvent,
     Pause,
@@ -144,6 +151,11 @@ class Engine:
         self._waiting_launch: list[_Launch] = []
         """Attempts committed as started but not launched yet: launched a chunk per tick, so
         a burst of runs never holds up the firing of timers behind it."""
+        self._unrecorded: list[tuple[str, int, int]] = []
+        """Processes started whose pids a failed commit did not record: the next tick does."""
+        self.launch_fault: str | None = None
+        """Why the last tick's launches had to wait (the state folder cannot be written), or
+        None: the daemon then waits before the next tick, as for a failed commit."""
         self._paused: frozenset[str] = frozenset()
         """Jobs paused, as read at the start of the transaction under way."""
         self._set_config(config)
@@ -177,8 +189,16 @@ class Engine:
     def apply(self, config: Config, now: datetime) -> list[str]:
         """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
         edit rules; the list of changes, for the operator."""
-        if config is not self.config:
+        before = self.config
+        if config is not before:
             self._set_config(config)
+        try:
+            return self._apply(config, now)
+        except BaseException:
+            self._set_config(before)  # nothing was applied: the running config stays
+            raise
+
+    def _apply(self, config: Config, now: datetime) -> list[str]:
         changes: list[str] = []
         with self.store.transaction() as tx:
             for cleared in control.clear_removed(tx, config.jobs.keys(), now):
@@ -248,9 +268,12 @@ class Engine:
         outbox = _Outbox()
         self._ended.extend(self.runner.ended())  # kept until committed: a failed tick retries
         with self.store.transaction() as tx:
+            if self._unrecorded:
+                tx.record_starts(self._unrecorded)
             self._settle_pauses(tx, now, outbox)
             self._collect_ended(tx, self._ended, now, outbox)
             fired = self._fire_timers(tx, now) if self.dispatch else 0
+        self._unrecorded.clear()
         if self._ended:
             self._ended.clear()
             self.checkpoint("ended")
@@ -279,7 +302,7 @@ class Engine:
             for run in tx.active_runs():
                 if run.state != "running":
                     continue
-                found = self.runner.recover(run)
+                found = recovered_attempt(self.runner.recover(run), run.pid is not None)
                 if found == "not_started":
                     outbox.launches.append(_Launch(run, run.attempts))
                 elif found != "running":
@@ -573,7 +596,8 @@ class Engine:
         tx.update_run(run.id, state="ended", outcome=outcome, reason=reason,
                       exit_status=exit_status, finished_at=now, next_attempt_at=None)
         tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
-        took = (now - (run.started_at or now)).total_seconds()
+        # Wall-clock time: a clock stepped back during the run would make it negative.
+        took = max(0.0, (now - (run.started_at or now)).total_seconds())
         outbox.lines.append(f"run {run.job} {run.id}: {outcome} after {took:.1f}s"
                             + (f" ({reason})" if reason else ""))
         job = self.config.jobs.get(run.job)
@@ -605,6 +629,9 @@ class Engine:
     # -- carrying decisions out --------------------------------------------------------------
 
     def _carry_out(self, outbox: _Outbox, now: datetime) -> None:
+        """Log, stop, prune and launch what a committed transaction decided. A launch leaves
+        the queue only once it began: a store that fails before (a full disk) puts it back,
+        and so does a launch the runner defers, to be tried at the next tick."""
         for line in outbox.lines:
             self.log(line)
         for run, why in outbox.stops:
@@ -612,40 +639,58 @@ class Engine:
         for run in outbox.prunes:
             self.runner.prune(run)
         self._waiting_launch.extend(outbox.launches)
+        self.launch_fault = None
         if not self._waiting_launch:
             return
         chunk = self._waiting_launch[:LAUNCH_CHUNK]
-        del self._waiting_launch[:LAUNCH_CHUNK]
         late = [launch for launch in chunk if deadline_passed(now, launch.run.deadline_at)]
         if late:  # its whole-run deadline came while it waited to start: it never starts
-            chunk = [launch for launch in chunk if launch not in late]
             ended = _Outbox()
             with self.store.transaction() as tx:
                 for launch in late:
                     self._end_run(tx, launch.run, Outcome.TIMEOUT,
                                   "deadline passed before the process started", None, now, ended)
-            self._carry_out(ended, now)
+            gone = {id(launch) for launch in late}
+            self._waiting_launch = [launch for launch in self._waiting_launch
+                                    if id(launch) not in gone]
+            self._carry_out(ended, now)  # launches the rest of the chunk, and what ended freed
+            return
+        triggers = self._triggers(chunk)
+        del self._waiting_launch[:LAUNCH_CHUNK]
+        self._launch(chunk, triggers)
+
+    def _triggers(self, chunk: list[_Launch]) -> list[Event]:
         if all(launch.trigger is not None for launch in chunk):
-            triggers = [launch.trigger for launch in chunk if launch.trigger is not None]
-        else:
-            with self.store.transaction() as tx:
-                triggers = [launch.trigger or _trigger_event(tx.events_of_run(launch.run.id),
-                                                             launch.run)
-                            for launch in chunk]
+            return [launch.trigger for launch in chunk if launch.trigger is not None]
+        with self.store.transaction() as tx:
+            return [launch.trigger or _trigger_event(tx.events_of_run(launch.run.id), launch.run)
+                    for launch in chunk]
+
+    def _launch(self, chunk: list[_Launch], triggers: list[Event]) -> None:
         self.checkpoint("launching")
         batch = [
-            (launch.run, job, trigger, launch.attempt)
+            (launch, (launch.run, job, trigger, launch.attempt))
             for launch, trigger in zip(chunk, triggers, strict=True)
             # a job removed while its run was being started: the attempt never began
             if (job := self.config.jobs.get(launch.run.job)) is not None
         ]
-        started = self.runner.launch_many(batch)
-        launched = [(run.id, got[0], got[1])
-                    for (run, _, _, _), got in zip(batch, started, strict=True)
-                    if got is not None]  # one not started ends through runner.ended()
+        started = self.runner.launch_many([item for _, item in batch])
+        launched: list[tuple[str, int, int]] = []
+        deferred: list[_Launch] = []
+        for (launch, _), got in zip(batch, started, strict=True):
+            if isinstance(got, Deferred):  # the state folder cannot be written: not begun
+                deferred.append(launch)
+                self.launch_fault = got.reason
+            elif got is not None:  # one not started ends through runner.ended()
+                launched.append((launch.run.id, got[0], got[1]))
+        self._waiting_launch[:0] = deferred
         if launched:
-            with self.store.transaction() as tx:
-                tx.record_starts(launched)
+            try:
+                with self.store.transaction() as tx:
+                    tx.record_starts(launched)
+            except BaseException:
+                self._unrecorded.extend(launched)
+                raise
 
     def _next_due(self) -> datetime | None:
         if self._waiting_launch:

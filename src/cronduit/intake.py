@@ -46,10 +46,13 @@ class RequestRefused(ValueError):
     saying so, since the core's reason cannot know which one the caller used.
     """
 
-    def __init__(self, status: int, message: str, *, queueable: bool = False) -> None:
+    def __init__(self, status: int, message: str, *, queueable: bool = False,
+                 retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.queueable = queueable
+        self.retry_after = retry_after
+        """Seconds to wait before asking again (503: the state store is unavailable)."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import httpx
 from cronduit.core.config.model import Config
 from cronduit.core.notify import TIMEOUT, next_try
 from cronduit.core.timespec import format_utc
+from cronduit.faults import reason_of
 from cronduit.ports import Clock, Notification, Store
 
 BATCH = 100
@@ -61,7 +62,18 @@ class NotificationSender:
     def kick(self) -> None:
         """Start a pass unless one is going (the daemon calls this after every tick)."""
         if self._pass is None or self._pass.done():
-            self._pass = asyncio.get_running_loop().create_task(self.send_due())
+            self._pass = asyncio.get_running_loop().create_task(self._send_due_or_wait())
+
+    async def _send_due_or_wait(self) -> int:
+        """:meth:`send_due`, where a state store that cannot be written (a full disk) only
+        means waiting for the next kick: the daemon's loop says so in the log. Notifications
+        sent whose tries could not be recorded stay due, and are sent again."""
+        try:
+            return await self.send_due()
+        except Exception as error:
+            if reason_of(error) is None:
+                raise
+            return 0
 
     async def send_due(self) -> int:
         """Send what is due now; how many were tried."""

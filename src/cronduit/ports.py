@@ -411,18 +411,33 @@ class Conflict(Exception):
     """A write refused by a database constraint that backs an at-most-once promise."""
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """A launch that could not begin because the state folder cannot be written (a full or
+    read-only disk): nothing of the attempt started, and it is launched again later. Not the
+    job's failure, so it is never recorded as one."""
+
+    reason: str
+    """Why, in one line (``No space left on device``)."""
+
+
+LaunchResult = tuple[int, int] | Deferred | None
+"""What one launch gives: the (pid, process start time) of a started attempt; a
+:class:`Deferred` one; or None for one that could not be started (its end comes through
+:meth:`Runner.ended`, with the reason)."""
+
 
 class Runner(Protocol):
     """Runs attempts as processes. It reports facts; the engine decides what they mean."""
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
-        """Start attempt ``attempt`` of ``run``; its (pid, process start time), or None when
-        the process could not be started: that attempt's end then comes through
-        :meth:`ended`, with the reason, like any other."""
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchResult:
+        """Start attempt ``attempt`` of ``run``; its (pid, process start time), a
+        :class:`Deferred` launch, or None when the process could not be started: that
+        attempt's end then comes through :meth:`ended`, with the reason, like any other."""
         ...
 
     def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
-                    ) -> list[tuple[int, int] | None]:
+                    ) -> Sequence[LaunchResult]:
         """:meth:`launch` for several attempts at once (they may start concurrently), in
         order."""
         ...

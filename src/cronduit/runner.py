@@ -8,6 +8,7 @@ the daemon. It decides nothing about outcomes or retries.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -38,11 +39,14 @@ from cronduit.executor import (
 )
 from cronduit.executor.spawn import begin_launch
 from cronduit.paths import StatePaths
-from cronduit.ports import Event, Run
+from cronduit.ports import Deferred, Event, LaunchResult, Run
 from cronduit.run_folders import RunFolders
 from cronduit.workspace import WorkspaceError
 
 LAUNCH_THREADS = 8
+STATE_FOLDER_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+"""Why a launch could not write the run's folder (no space, over quota, read-only): the
+state folder's fault, not the job's, so the launch is deferred until it can be written."""
 T = TypeVar("T")
 PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
 """Variables of the daemon's own environment a job inherits; the rest (where secrets may
@@ -78,30 +82,33 @@ class ProcessRunner:
 
     # -- the Runner protocol ----------------------------------------------------------------
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchResult:
         return self.launch_many([(run, job, trigger, attempt)])[0]
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
-                    ) -> list[tuple[int, int] | None]:
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[LaunchResult]:
         """Prepare each attempt, send them all to the supervisor, then collect the answers:
         the supervisor starts one job while the next request is on its way. Workspaces
         (git) are prepared on a few threads, since they wait on the network and the disk.
         Watching stays on the loop."""
+        deferred: dict[str, Deferred] = {}
+
         def prepare(item: tuple[Run, Job, Event, int]) -> LaunchSpec | None:
-            return self._guarded(item, partial(self._prepare, *item))
+            return self._guarded(item, partial(self._prepare, *item), deferred)
 
         if any(job.workspace is not None for _, job, _, _ in launches):
             specs = list(self._pool.map(prepare, launches))
         else:
             specs = [prepare(item) for item in launches]
-        begun = [None if spec is None else self._guarded(item, partial(begin_launch, spec))
+        begun = [None if spec is None else self._guarded(item, partial(begin_launch, spec),
+                                                         deferred)
                  for item, spec in zip(launches, specs, strict=True)]
-        started = [None if pending is None else self._guarded(item, pending.result)
+        started = [None if pending is None else self._guarded(item, pending.result, deferred)
                    for item, pending in zip(launches, begun, strict=True)]
         for item, attempt_started in zip(launches, started, strict=True):
             if attempt_started is not None:
                 self._guarded(item, partial(self._started, item[0].id, item[3], attempt_started))
-        return [None if s is None else (s.pid, s.start_time) for s in started]
+        return [deferred.get(item[0].id) if s is None else (s.pid, s.start_time)
+                for item, s in zip(launches, started, strict=True)]
 
     def _started(self, run_id: str, number: int, attempt: Attempt) -> None:
         used = self._in_workspace.get(run_id)
@@ -109,30 +116,47 @@ class ProcessRunner:
             workspace.record_hold(used[0], run_id, attempt.pid, attempt.start_time)
         self._watch(run_id, number, attempt)
 
-    def _guarded(self, item: tuple[Run, Job, Event, int], step: Callable[[], T]) -> T | None:
-        """One step of a launch, or None with the attempt reported ended without a process.
+    def _guarded(self, item: tuple[Run, Job, Event, int], step: Callable[[], T],
+                 deferred: dict[str, Deferred] | None = None) -> T | None:
+        """One step of a launch, or None with the attempt reported ended without a process,
+        or (a full or read-only state folder, given ``deferred``) put in ``deferred``.
 
         Whatever goes wrong with one launch (a missing ``dir``, a workspace that cannot be
         prepared, a job the executor cannot start, a fault of cronduit's own) ends that
         attempt with the reason, recorded as ``failure``: it must never stop the daemon, nor
-        the launches beside it, nor come back to stop the next daemon at the same run.
+        the launches beside it, nor come back to stop the next daemon at the same run. The
+        one exception is a state folder that cannot be written: nothing of the job ran, its
+        attempt file is still empty, and the launch waits for the disk instead.
         """
         run, _, _, attempt = item
         try:
             return step()
+        except OSError as error:
+            if deferred is None or error.errno not in STATE_FOLDER_FAULTS:
+                self._not_started(run, attempt, error)
+            else:
+                self._defer(run, error, deferred)
         except WorkspaceError as error:
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=str(error)))
         except AttemptConflict:
             # The attempt's file says it started (or a process holds it) but this launch knows
             # no process: it is never launched again, and ends as vanished.
             self._end_unstarted(run, attempt, AttemptReport(None, vanished=True))
-        except OSError as error:
-            why = error.strerror or type(error).__name__
-            where = f": {error.filename}" if error.filename is not None else ""
-            self._end_unstarted(run, attempt, AttemptReport(None, not_started=why + where))
         except Exception as error:  # any other fault ends this attempt, never the daemon
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=_fault(error)))
         return None
+
+    def _not_started(self, run: Run, attempt: int, error: OSError) -> None:
+        why = error.strerror or type(error).__name__
+        where = f": {error.filename}" if error.filename is not None else ""
+        self._end_unstarted(run, attempt, AttemptReport(None, not_started=why + where))
+
+    def _defer(self, run: Run, error: OSError, deferred: dict[str, Deferred]) -> None:
+        """Give back what the launch took (its workspace), and say why it waits."""
+        used = self._in_workspace.pop(run.id, None)
+        if used is not None:
+            self._release(run.id, used, succeeded=False)
+        deferred[run.id] = Deferred(error.strerror or type(error).__name__)
 
     def _end_unstarted(self, run: Run, attempt: int, report: AttemptReport) -> None:
         used = self._in_workspace.pop(run.id, None)

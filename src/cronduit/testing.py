@@ -13,7 +13,7 @@ from typing import Literal
 
 from cronduit.core.config.model import Job
 from cronduit.core.lifecycle import AttemptReport
-from cronduit.ports import Event, Run
+from cronduit.ports import Deferred, Event, LaunchResult, Run
 
 
 class FakeClock:
@@ -59,10 +59,14 @@ class FakeRunner:
         default_factory=dict)
     unstartable: dict[str, str] = field(default_factory=dict)
     """Jobs whose processes cannot start, by name, with the reason the runner reports."""
+    deferring: str | None = None
+    """While set, every launch is deferred with this reason, as a full state folder does."""
     _ended: list[tuple[str, int, AttemptReport]] = field(default_factory=list)
     _live: dict[str, int] = field(default_factory=dict)
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> tuple[int, int] | None:
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchResult:
+        if self.deferring is not None:
+            return Deferred(self.deferring)
         if job.name in self.unstartable:
             self._ended.append((run.id, attempt,
                                 AttemptReport(None, not_started=self.unstartable[job.name])))
@@ -72,8 +76,7 @@ class FakeRunner:
         self._live[run.id] = attempt
         return pid, pid * 7
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
-                    ) -> list[tuple[int, int] | None]:
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[LaunchResult]:
         return [self.launch(*launch) for launch in launches]
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:

@@ -8,7 +8,13 @@ import pytest
 
 from cronduit.core.config.model import Retry
 from cronduit.core.enums import Outcome
-from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, deadline_passed, judge_attempt
+from cronduit.core.lifecycle import (
+    RUN_END_EVENTS,
+    AttemptReport,
+    deadline_passed,
+    judge_attempt,
+    recovered_attempt,
+)
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 HOUR = NOW + timedelta(hours=1)
@@ -76,3 +82,19 @@ def test_the_deadline_is_passed_exactly_at_it() -> None:
     assert deadline_passed(HOUR, HOUR)
     assert not deadline_passed(NOW, HOUR)
     assert not deadline_passed(NOW, None)
+
+
+def test_an_attempt_file_emptied_by_lost_writes_is_not_launched_again() -> None:
+    """"Never started" beside a recorded pid: the file lost its writes (a power cut, a disk
+    turned read-only), the job did start, so it ends vanished instead of running twice."""
+    assert AttemptReport(None, vanished=True) == recovered_attempt("not_started", True)
+
+
+def test_what_the_attempt_file_says_stands_when_no_pid_was_recorded() -> None:
+    """Without a recorded process the file is right: never started means launch it, and a
+    live or ended attempt is what it is, pid or not."""
+    ended = AttemptReport(3)
+    assert ["not_started", "running", ended, "running", ended] == [
+        recovered_attempt("not_started", False), recovered_attempt("running", False),
+        recovered_attempt(ended, False), recovered_attempt("running", True),
+        recovered_attempt(ended, True)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from cronduit.core.config.model import Retry
 from cronduit.core.enums import Outcome
@@ -110,6 +111,23 @@ def _retry_delay(report: AttemptReport, attempt: int, retry: Retry) -> int | Non
         hinted = report.retry_after
         return retry.delay_after(attempt) if hinted is None else hinted
     return None
+
+
+Recovered = AttemptReport | Literal["running", "not_started"]
+"""What the executor reads of an attempt after a restart: live, ended, or never started."""
+
+
+def recovered_attempt(found: Recovered, pid_recorded: bool) -> Recovered:
+    """What a restart makes of an attempt, given whether the store recorded its process.
+
+    An attempt file that says "never started" while the store holds the attempt's pid lost
+    its last writes: the kernel had not written them out when a power cut or a disk error
+    (a file system turned read-only) came, while the store's commit was on disk. The job did
+    start, so it is never launched again: it ends as vanished.
+    """
+    if found == "not_started" and pid_recorded:
+        return AttemptReport(None, vanished=True)
+    return found
 
 
 def deadline_passed(now: datetime, deadline: datetime | None) -> bool:

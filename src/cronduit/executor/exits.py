@@ -32,10 +32,13 @@ KILL_WAIT = 5.0
 """How long to wait, after KILL, for the kernel to take a process group down, in seconds."""
 RECORD_PATIENCE = 30.0
 """How long the supervisor may take, after a job exits, to record its status, in seconds:
-it reaps and writes within a millisecond, unless the machine is starved; past this the
-status counts as lost (the attempt vanished)."""
+it reaps and writes within a millisecond, unless the machine is starved. :func:`wait` looks
+every :data:`PATIENT_LOOK` seconds past this, for as long as the supervisor holds the lock
+(it may be waiting for a full disk to have room for the status); only :func:`terminate`,
+which blocks its caller, counts the status as lost past this (the attempt vanished)."""
 _FIRST_LOOK = 0.0005
 _LAST_LOOK = 0.05
+PATIENT_LOOK = 0.5
 
 
 class ExitWatch:
@@ -87,16 +90,21 @@ async def wait(attempt: Attempt) -> Settled:
     """Wait for the attempt's job to exit and its record to be complete; say how it ended."""
     with watching(attempt) as watch:
         await watch.exited_async()
-    for pause in _until_recorded(attempt.attempt_file):
+    for pause in _until_recorded(attempt.attempt_file, patient=True):
         await asyncio.sleep(pause)
     return settled_state(attempt.attempt_file)
 
 
-def _until_recorded(attempt_file: Path) -> Iterator[float]:
+def _until_recorded(attempt_file: Path, *, patient: bool = False) -> Iterator[float]:
     """The pauses to sleep, growing, while the supervisor has yet to complete the record of
-    a job that exited; none once it has, or after :data:`RECORD_PATIENCE`."""
+    a job that exited; none once it has, or after :data:`RECORD_PATIENCE` unless
+    ``patient`` (then every :data:`PATIENT_LOOK` seconds for as long as it holds the lock)."""
     delay, waited = _FIRST_LOOK, 0.0
-    while not record_complete(attempt_file) and waited < RECORD_PATIENCE:
+    while not record_complete(attempt_file):
+        if waited >= RECORD_PATIENCE:
+            if not patient:
+                return
+            delay = PATIENT_LOOK
         yield delay
         waited += delay
         delay = min(delay * 2, _LAST_LOOK)

@@ -26,6 +26,10 @@ the run's log. The supervisor then
 3. keeps the attempt file open, and so its lock held, until the job has exited and its exit
    status (128 + N after signal N, as a shell reports it) is appended.
 
+A disk with no room for a line (``ENOSPC``, ``EDQUOT``) loses nothing: the line is kept, in
+order behind any other of that file, and written again every :data:`RETRY_WRITES` seconds
+until it fits, and the file stays open (its lock held, so the daemon waits) until then.
+
 A job that cannot be started at all (a missing folder, no process to be had) never ran: its
 attempt file is emptied again, the reason goes to the log and back to the daemon, which
 records the attempt as not started. A program that cannot be executed is handled as a shell
@@ -49,6 +53,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -58,6 +63,12 @@ STARTED_MARK = b"-\n"
 """The attempt file's first line, written before the job is started."""
 
 _HEADER = struct.Struct("!I")
+RETRY_WRITES = 0.5
+"""Seconds between tries of a line the disk had no room for."""
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""Why a write may succeed later, once space is given back."""
+
+Write = Callable[[int, bytes], int]
 
 
 def send(channel: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -135,8 +146,10 @@ class Supervisor:
     started it reads its start time, and no job being started holds up the others' records.
     """
 
-    def __init__(self, channel: socket.socket) -> None:
+    def __init__(self, channel: socket.socket, write: Write = os.write) -> None:
         self._channel: socket.socket | None = channel
+        self._records = _Records(write)
+        """The attempt files' lines, written, or kept until the disk has room."""
         """The daemon's channel; None once the daemon is gone."""
         self._devnull = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
         self._pool = ThreadPoolExecutor(SPAWNERS, thread_name_prefix="spawn")
@@ -159,8 +172,10 @@ class Supervisor:
         assert self._channel is not None
         self._poll.register(self._channel.fileno(), select.EPOLLIN)
         self._poll.register(self._wake_read, select.EPOLLIN)
-        while self._channel is not None or self._answers or self._running():
-            for fd, _ in self._poll.poll():
+        while (self._channel is not None or self._answers or self._running()
+               or self._records.waiting()):
+            timeout = RETRY_WRITES if self._records.waiting() else None
+            for fd, _ in self._poll.poll(timeout):
                 if self._channel is not None and fd == self._channel.fileno():
                     self._take_request()
                 elif fd == self._wake_read:
@@ -170,6 +185,7 @@ class Supervisor:
                 else:
                     self._reap(fd)
             self._send_answers()
+            self._records.retry()
 
     def _running(self) -> bool:
         with self._lock:
@@ -230,7 +246,7 @@ class Supervisor:
         pid = process.pid
         found = identity(pid)  # only its own pidfd reaps it, and that is not watched yet
         assert found is not None
-        os.write(record, b"%d\n" % pid)
+        self._records.append(record, b"%d\n" % pid)
         watch = os.pidfd_open(pid)
         with self._lock:
             self._live[watch] = (pid, record, process)
@@ -249,14 +265,12 @@ class Supervisor:
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:  # reaped by someone else: its status is lost, not the rest
-            os.close(record)  # recorded as vanished, which is the truth
+            self._records.close(record)  # recorded as vanished, which is the truth
             return
         code = os.waitstatus_to_exitcode(status)
         process.returncode = code  # reaped here, not by Popen
-        try:
-            _write_quietly(record, b"%d\n" % (code if code >= 0 else 128 - code))
-        finally:
-            os.close(record)  # the lock goes with it: the record is complete
+        self._records.append(record, b"%d\n" % (code if code >= 0 else 128 - code))
+        self._records.close(record)  # the lock goes with it, once the record is complete
 
     def _spawn(self, argv: list[str], cwd: str, env: dict[str, str],
                log: int) -> subprocess.Popen[bytes]:
@@ -305,6 +319,62 @@ def _raise_open_files_limit() -> None:
     if soft != hard:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class _Records:
+    """The attempt files' lines, each written at once or, when the disk has no room, kept in
+    order and written again later; a file is closed (its lock released) only once all its
+    lines are written. Used from the spawning threads and the serving one."""
+
+    def __init__(self, write: Write) -> None:
+        self._write = write
+        self._lock = threading.Lock()
+        self._unwritten: dict[int, bytes] = {}
+        self._closing: set[int] = set()
+
+    def append(self, record: int, line: bytes) -> None:
+        """Write ``line`` at the end of ``record``, after any line still waiting there."""
+        with self._lock:
+            unwritten = self._unwritten.get(record, b"") + line
+            self._keep(record, self._written(record, unwritten))
+
+    def close(self, record: int) -> None:
+        """Close ``record`` once its lines are written."""
+        with self._lock:
+            if record in self._unwritten:
+                self._closing.add(record)
+            else:
+                os.close(record)
+
+    def waiting(self) -> bool:
+        """Whether some line waits for room."""
+        with self._lock:
+            return bool(self._unwritten)
+
+    def retry(self) -> None:
+        """Try the waiting lines again."""
+        with self._lock:
+            for record, unwritten in list(self._unwritten.items()):
+                self._keep(record, self._written(record, unwritten))
+
+    def _keep(self, record: int, rest: bytes) -> None:
+        if rest:
+            self._unwritten[record] = rest
+            return
+        self._unwritten.pop(record, None)
+        if record in self._closing:
+            self._closing.discard(record)
+            os.close(record)
+
+    def _written(self, record: int, data: bytes) -> bytes:
+        """Write what fits; what is left to write later (nothing, past any other error: a
+        disk turned read-only or failing keeps what it has, as the record then reads)."""
+        while data:
+            try:
+                data = data[self._write(record, data):]
+            except OSError as error:
+                return data if error.errno in _NO_ROOM else b""
+        return b""
 
 
 def _write_quietly(fd: int, data: bytes) -> None:

@@ -88,7 +88,8 @@ def create_app(gateway: Gateway) -> Starlette:
 async def _refused(_: Request, error: Exception) -> Response:
     assert isinstance(error, intake.RequestRefused)
     detail = str(error) + (" (with ?queue=1)" if error.queueable else "")
-    return JSONResponse({"detail": detail}, status_code=error.status)
+    wait = {"Retry-After": str(error.retry_after)} if error.retry_after is not None else None
+    return JSONResponse({"detail": detail}, status_code=error.status, headers=wait)
 
 
 async def _http_error(_: Request, error: Exception) -> Response:

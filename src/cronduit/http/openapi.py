@@ -34,6 +34,10 @@ def _ok(description: str, schema: str) -> dict[str, Any]:
             "content": {"application/json": {"schema": _ref(schema)}}}
 
 
+_UNAVAILABLE = ("the state store cannot be written (a full or read-only disk): nothing was "
+                "accepted; Retry-After says when to try again")
+
+
 def _errors(**codes: str) -> dict[str, Any]:
     return {code.removeprefix("e"): {**_ERROR, "description": text}
             for code, text in codes.items()}
@@ -69,7 +73,8 @@ PATHS: dict[str, dict[str, Any]] = {
         "responses": {"202": _ok("accepted", "Accepted"), **_errors(
             e400="a body declared JSON that is not; a malformed Idempotency-Key",
             e404="no such webhook: unknown job, no webhook: true, or a wrong token",
-            e413="body over 1 MiB", e422="an input breaks its declared rule")},
+            e413="body over 1 MiB", e422="an input breaks its declared rule",
+            e503=_UNAVAILABLE)},
     }},
     "/github": {"post": {
         "summary": "Record a GitHub delivery and trigger the jobs it matches",
@@ -84,7 +89,8 @@ PATHS: dict[str, dict[str, Any]] = {
         "responses": {"202": _ok("recorded", "DeliveryRecorded"), **_errors(
             e400="no X-GitHub-Delivery, or a body that is not JSON",
             e401="the signature does not verify", e413="body over 25 MiB",
-            e422="a payload field cronduit reads is missing or of the wrong type")},
+            e422="a payload field cronduit reads is missing or of the wrong type",
+            e503=_UNAVAILABLE)},
     }},
     "/v1/jobs/{job}/run": {"post": {
         "summary": "Run a job now, as cronduit job run does",
@@ -101,7 +107,7 @@ PATHS: dict[str, dict[str, Any]] = {
                                  "RunStarted"), **_errors(
             e401="no valid API token", e404="no such job",
             e409="the job has a run going or a manual run pending",
-            e422="an input breaks its declared rule, or an unknown key")},
+            e422="an input breaks its declared rule, or an unknown key", e503=_UNAVAILABLE)},
     }},
     "/v1/jobs/{job}/pause": {"post": {
         "summary": "Pause a job, as cronduit job pause does",
@@ -117,7 +123,7 @@ PATHS: dict[str, dict[str, Any]] = {
             e401="no valid API token", e404="no such job",
             e409="the job is paused already (the answer names who, when and why)",
             e422="a missing or blank reason, control characters, an until that is not "
-                 "in the future, or an unknown key")},
+                 "in the future, or an unknown key", e503=_UNAVAILABLE)},
     }},
     "/v1/jobs/{job}/resume": {"post": {
         "summary": "Resume a job, as cronduit job resume does (missed slots are not made up)",
@@ -127,7 +133,8 @@ PATHS: dict[str, dict[str, Any]] = {
                         "content": {"application/json": {"schema": _ref("ResumeRequest")}}},
         "responses": {"200": _ok("resumed: the pause that ended", "PauseRecord"), **_errors(
             e401="no valid API token", e404="no such job", e409="the job is not paused",
-            e422="an operator with control characters, or an unknown key")},
+            e422="an operator with control characters, or an unknown key",
+            e503=_UNAVAILABLE)},
     }},
 }
 

@@ -7,6 +7,7 @@ engine commits in batches so the cost is paid once per batch, not per trigger.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -78,13 +79,25 @@ class SqliteStore:
             cursor.execute("BEGIN IMMEDIATE")
             try:
                 yield cursor
-            except BaseException:
-                cursor.execute("ROLLBACK")
-                raise
-            else:
                 cursor.execute("COMMIT")
+            except BaseException:
+                self._roll_back(cursor)
+                raise
             finally:
                 cursor.close()
+
+    def _roll_back(self, cursor: sqlite3.Cursor) -> None:
+        """End a transaction that failed, keeping the error that failed it.
+
+        A full or read-only disk (``SQLITE_FULL``, ``SQLITE_IOERR``) may already have rolled
+        the transaction back inside the failing statement or ``COMMIT``: a ROLLBACK then
+        fails with "no transaction is active", which would hide why. One that is still open
+        (a ``COMMIT`` that failed without rolling back) must be ended here, or every later
+        ``BEGIN`` on this connection would fail, long after the disk has room again.
+        """
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                cursor.execute("ROLLBACK")
 
     @contextmanager
     def transaction(self) -> Iterator[SqlTransaction]:

@@ -1,0 +1,163 @@
+"""The engine when the state folder cannot be written: commits that fail (a full disk) and
+launches the runner defers lose nothing, and everything goes on once the disk has room."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cronduit.core.config import load_config
+from cronduit.engine import Engine
+from cronduit.ports import NewEvent, Run
+from cronduit.store.sqlite import SqliteStore
+from cronduit.testing import FakeClock, FakeRunner
+from tests.engine.flaky import FlakyStore
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+class Rig:
+    """An engine on a flaky store, a fake runner and a fake clock."""
+
+    def __init__(self, folder: Path, text: str) -> None:
+        self.store = FlakyStore(SqliteStore(folder / "cronduit.db"))
+        self.runner = FakeRunner()
+        self.clock = FakeClock(T0)
+        config = load_config(text, "test.yaml")
+        self.engine = Engine(config, self.store, self.runner)
+        self.engine.apply(config, T0)
+        self.engine.start(T0)
+
+    def accept(self, delivery: str) -> None:
+        with self.store.transaction() as tx:
+            tx.insert_event(NewEvent(delivery, "j", "manual", "manual", self.clock.now()))
+
+    def tick(self) -> datetime | None:
+        return self.engine.tick(self.clock.now())
+
+    def failing_tick(self) -> None:
+        """A tick one of whose commits fails: it raises what the store raised."""
+        with pytest.raises(sqlite3.OperationalError):
+            self.tick()
+
+    def history(self) -> list[Run]:
+        with self.store.inner.transaction() as tx:
+            return list(reversed(tx.history("j", 100)))
+
+
+@pytest.fixture
+def rig_of(tmp_path: Path) -> Iterator[Callable[[str], Rig]]:
+    made: list[Rig] = []
+
+    def build(text: str) -> Rig:
+        made.append(Rig(tmp_path, text))
+        return made[-1]
+
+    yield build
+    for rig in made:
+        rig.store.close()
+
+
+JOB = "jobs:\n  j:\n    run: 'true'\n"
+
+
+def test_a_deferred_launch_waits_and_starts_once_the_state_folder_has_room(
+        rig_of: Callable[[str], Rig]) -> None:
+    """The runner cannot write the run's folder: the run is not failed, the engine says why
+    its launches wait, and the next tick after the disk has room launches it, once."""
+    rig = rig_of(JOB)
+    rig.accept("manual/1")
+    rig.runner.deferring = "No space left on device"
+    rig.tick()
+    assert "No space left on device" == rig.engine.launch_fault
+    rig.tick()
+    [run] = rig.history()
+    assert ("running", None, []) == (run.state, run.outcome, rig.runner.launched)
+    rig.runner.deferring = None
+    rig.tick()
+    assert rig.engine.launch_fault is None
+    assert [run.id] == [launched.run.id for launched in rig.runner.launched]
+    rig.tick()
+    assert 1 == len(rig.runner.launched)
+
+
+def test_pids_a_failed_commit_did_not_record_are_recorded_at_the_next_tick(
+        rig_of: Callable[[str], Rig]) -> None:
+    """The process started, then the commit of its pid failed: the run is not launched
+    again, and its pid is in the store once a commit succeeds."""
+    rig = rig_of(JOB)
+    rig.accept("manual/1")
+    rig.store.fail(2)  # the tick's two transactions commit; the pids' one fails
+    rig.failing_tick()
+    [launched] = rig.runner.launched
+    assert rig.history()[0].pid is None
+    rig.tick()
+    assert [launched.pid] == [run.pid for run in rig.history()]
+    assert 1 == len(rig.runner.launched)
+
+
+def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
+        rig_of: Callable[[str], Rig]) -> None:
+    """A retry reads its trigger before it launches; a commit that fails there leaves the
+    attempt waiting, not forgotten."""
+    rig = rig_of(JOB + "    retry: {attempts: 2, backoff: 30s}\n")
+    rig.accept("manual/1")
+    rig.tick()
+    [first] = rig.runner.launched
+    rig.runner.finish(first.run.id, 1)
+    rig.tick()  # attempt 1 failed: backoff
+    rig.clock.advance(timedelta(seconds=30))
+    rig.store.fail(2)  # after the tick's two: the launch's read of the retry's trigger
+    rig.failing_tick()
+    assert 1 == len(rig.runner.launched)
+    rig.tick()
+    assert [1, 2] == [launched.attempt for launched in rig.runner.launched]
+
+
+def test_an_apply_whose_commit_fails_leaves_the_running_config(
+        rig_of: Callable[[str], Rig]) -> None:
+    """Nothing of an apply that could not commit is in force: the engine keeps the config
+    (and the timers) it had, and the apply can be tried again."""
+    rig = rig_of(JOB)
+    edited = load_config(JOB + "  k:\n    run: 'true'\n    every: 1m\n", "test.yaml")
+    rig.store.fail(0)
+    with pytest.raises(sqlite3.OperationalError):
+        rig.engine.apply(edited, T0)
+    assert ["j"] == list(rig.engine.config.jobs)
+    assert ["k: timer armed for 2026-06-01T12:00:00Z"] == rig.engine.apply(edited, T0)
+
+
+def test_ended_attempts_a_failed_commit_did_not_record_are_recorded_after_it(
+        rig_of: Callable[[str], Rig]) -> None:
+    """An attempt that ended while commits failed is kept in memory and recorded by the
+    first tick that commits: its exit status is not lost."""
+    rig = rig_of(JOB)
+    rig.accept("manual/1")
+    rig.tick()
+    [launched] = rig.runner.launched
+    rig.runner.finish(launched.run.id, 3)
+    rig.store.fail(0, 1)
+    rig.failing_tick()
+    rig.failing_tick()
+    rig.tick()
+    assert [("failure", 3)] == [(run.outcome, run.exit_status) for run in rig.history()]
+
+
+def test_a_started_attempt_whose_file_lost_its_writes_is_not_launched_again(
+        rig_of: Callable[[str], Rig]) -> None:
+    """The store recorded the attempt's pid but after a restart its file reads as never
+    started (the disk lost the writes): the next daemon records it vanished, once."""
+    rig = rig_of(JOB)
+    rig.accept("manual/1")
+    rig.tick()
+    [launched] = rig.runner.launched
+    rig.runner.recovered[launched.run.id] = "not_started"
+    rig.engine = Engine(rig.engine.config, rig.store, rig.runner)
+    rig.engine.start(rig.clock.now())
+    assert 1 == len(rig.runner.launched)
+    assert [("failure", "process vanished while cronduit was down")] == [
+        (run.outcome, run.reason) for run in rig.history()]
