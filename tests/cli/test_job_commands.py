@@ -239,11 +239,10 @@ def capped_at_1mib(install: Install) -> Callable[[], None]:
     capped = open_capped(job, 1 << 20)
     assert capped is not None
     capped.ways[:] = [PUNCH]
-    os.close(job)
 
     def cut_now() -> None:
         cut(capped, final=True)
-        os.close(capped.fd)
+        capped.close()
 
     return cut_now
 

@@ -146,8 +146,7 @@ def capped_log(path: Path, way: str) -> Iterator[tuple[int, CappedLog]]:
     try:
         yield job, capped
     finally:
-        os.close(capped.fd)
-        os.close(job)
+        capped.close()
 
 
 @pytest.mark.parametrize("way", [COLLAPSE, PUNCH, TRUNCATE])

@@ -80,9 +80,10 @@ _REFUSED = {errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS}
 """What a file system that cannot cut a file this way answers."""
 _GATE = 0
 _INSIDE = 1
-LOCK_PATIENCE = 0.1
+LOCK_PATIENCE = 0.25
 """Seconds a cut waits for readers (or a reader for a cut) before going ahead unlocked: a
-stuck reader must not leave a job writing without a cap."""
+stuck reader must not leave a job writing without a cap, nor a stopped supervisor a reader
+waiting for ever."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _fallocate = getattr(_libc, "fallocate64", None) or _libc.fallocate
@@ -97,32 +98,32 @@ def fallocate(fd: int, mode: int, offset: int, length: int) -> None:
 
 
 @contextlib.contextmanager
-def held(fd: int, *, exclusive: bool) -> Iterator[None]:
-    """A POSIX lock on the log for a cut (``exclusive``) or a read of one chunk.
+def held(fd: int, *, exclusive: bool, patience: float = LOCK_PATIENCE) -> Iterator[bool]:
+    """A POSIX lock on the log for a cut (``exclusive``) or a read of one chunk; yields
+    whether it was had.
 
     Two bytes of lock: the first is a gate, the second the log. A cut closes the gate, then
     waits for the readers inside to finish their chunk; a reader passes the gate (waiting
     while a cut waits or runs) and holds the log while it reads. Without the gate, a reader
-    going chunk after chunk would keep a cut out. Each wait lasts :data:`LOCK_PATIENCE` at
-    most, then the cut or the read goes ahead unlocked.
+    going chunk after chunk would keep a cut out. Each wait lasts ``patience`` at most, then
+    the cut or the read goes ahead unlocked.
     """
     kind = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-    gate = _lock(fd, kind, _GATE)
-    inside = _lock(fd, kind, _INSIDE)
+    gate = _lock(fd, kind, _GATE, patience)
+    inside = _lock(fd, kind, _INSIDE, patience)
     if gate and not exclusive:
         fcntl.lockf(fd, fcntl.LOCK_UN, 1, _GATE)
-        gate = False
     try:
-        yield
+        yield gate and inside
     finally:
-        for taken, start in ((inside, _INSIDE), (gate, _GATE)):
+        for taken, start in ((inside, _INSIDE), (gate and exclusive, _GATE)):
             if taken:
                 fcntl.lockf(fd, fcntl.LOCK_UN, 1, start)
 
 
-def _lock(fd: int, kind: int, start: int) -> bool:
-    """Lock one byte, waiting :data:`LOCK_PATIENCE` at most; whether it was locked."""
-    deadline = time.monotonic() + LOCK_PATIENCE
+def _lock(fd: int, kind: int, start: int, patience: float) -> bool:
+    """Lock one byte, waiting ``patience`` seconds at most; whether it was locked."""
+    deadline = time.monotonic() + patience
     while True:
         try:
             fcntl.lockf(fd, kind | fcntl.LOCK_NB, 1, start)
@@ -149,11 +150,15 @@ def hole_after(fd: int, offset: int, size: int) -> int:
 class CappedLog:
     """One job's log under its cap, as the supervisor holds it."""
 
-    fd: int
-    """The log, opened anew for reading and writing, not in append mode: the marker is
-    written at a place of its own."""
+    job_fd: int
+    """The descriptor the job writes to (its open file, shared with the job, in append
+    mode), kept open until the job has ended: its size is read through it."""
     cap: int
     block: int
+    fd: int | None = None
+    """The log opened anew, for reading and writing, not in append mode (the marker is
+    written at a place of its own; a seek must not move the job's offset): opened at the
+    first cut, so a log that stays within its cap costs no more than its ``fstat``."""
     ways: list[str] = field(default_factory=lambda: list(WAYS))
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held for a look or a cut: the thread that watches and the one that finishes."""
@@ -172,45 +177,57 @@ class CappedLog:
     """Written to while its watch was armed, and not looked at since."""
     closed: bool = False
 
+    def size(self) -> int:
+        return os.fstat(self.job_fd).st_size
+
+    def opened(self) -> int:
+        """The descriptor to cut through, opened when first needed."""
+        if self.fd is None:
+            self.fd = os.open(f"/proc/self/fd/{self.job_fd}", os.O_RDWR | os.O_CLOEXEC)
+        return self.fd
+
+    def close(self) -> None:
+        self.closed = True
+        for fd in (self.fd, self.job_fd):
+            if fd is not None:
+                os.close(fd)
+
 
 def open_capped(log: int, cap: int) -> CappedLog | None:
-    """The job's log (``log``, the descriptor it writes to) under ``cap``; None when it cannot
-    be cut (it is no regular file, or cannot be opened again)."""
-    try:
-        fd = os.open(f"/proc/self/fd/{log}", os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
-        return None
-    info = os.fstat(fd)
+    """The job's log under ``cap``, given ``log``, the descriptor the job writes to, which
+    is the capped log's to close from now on; None (and ``log`` left as it is) when it is
+    no regular file, which cannot be cut."""
+    info = os.fstat(log)
     if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
         return None
-    # Its shared flock says "a process may still write here" to the pruning of run folders.
-    with contextlib.suppress(OSError):
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    return CappedLog(fd, cap, info.st_blksize or 4096)
+    return CappedLog(log, cap, info.st_blksize or 4096, kept=info.st_size)
 
 
 def cut(log: CappedLog, *, final: bool, coming: int = 0) -> tuple[int, int]:
     """Cut the log if it is (or, ``coming`` bytes later, will be) over its cap: its size
     (less any hole) before and after."""
-    size = os.fstat(log.fd).st_size
+    size = log.size()
+    if size + max(coming, 0) <= log.cap:  # within the cap, whatever hole it has
+        return size, size
+    fd = log.opened()
     head = head_end(log.cap, log.block)
-    hole = hole_after(log.fd, head, size)
+    hole = hole_after(fd, head, size)
     kept = size - hole
     amount = bytes_to_cut(kept, log.cap, log.block, final=final, coming=coming)
     if not amount:
         return kept, kept
-    with held(log.fd, exclusive=True):
-        before = marker_cut(os.pread(log.fd, MARKER_ROOM, head - MARKER_ROOM))
-        total = _take_out(log, head, hole, amount, before)
+    with held(fd, exclusive=True):
+        before = marker_cut(os.pread(fd, MARKER_ROOM, head - MARKER_ROOM))
+        total = _take_out(log, fd, head, hole, amount, before)
         if total is None:
             return kept, kept
         mark = marker(total, log.cap)
-        os.pwrite(log.fd, mark, head - len(mark))
+        os.pwrite(fd, mark, head - len(mark))
     return kept, kept - amount
 
 
-def _take_out(log: CappedLog, head: int, hole: int, amount: int, before: int) -> int | None:
+def _take_out(log: CappedLog, fd: int, head: int, hole: int, amount: int,
+              before: int) -> int | None:
     """Take ``amount`` bytes out after the head (and its hole) the first way that works: the
     count of bytes cut there so far, or None if the file system refused for now."""
     while log.ways:
@@ -218,16 +235,16 @@ def _take_out(log: CappedLog, head: int, hole: int, amount: int, before: int) ->
         try:
             if way == COLLAPSE:
                 with contextlib.suppress(OSError):  # only to spare the disk; not needed
-                    fallocate(log.fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE,
+                    fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE,
                               head + hole, amount)
-                fallocate(log.fd, _FALLOC_FL_COLLAPSE_RANGE, head, hole + amount)
+                fallocate(fd, _FALLOC_FL_COLLAPSE_RANGE, head, hole + amount)
                 return before + hole + amount
             if way == PUNCH:
-                fallocate(log.fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE,
+                fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE,
                           head + hole, amount)
                 return hole + amount
-            size = os.fstat(log.fd).st_size
-            os.ftruncate(log.fd, head)
+            size = os.fstat(fd).st_size
+            os.ftruncate(fd, head)
             return before + size - head
         except OSError as error:
             if error.errno not in _REFUSED:
@@ -246,22 +263,25 @@ class LogCaps:
         self._order = itertools.count()
         self._watched: dict[int, CappedLog] = {}
         """Logs whose ``inotify`` watch is armed, by watch descriptor."""
-        self._inotify = _inotify_init()
+        self._inotify: int | None = None
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        self._thread: threading.Thread | None = None
+        self._started = False
 
     def watch(self, log: int, cap: int) -> CappedLog | None:
-        """Keep the log the job writes to through ``log`` under ``cap``, from now on."""
+        """Keep the log the job writes to through ``log`` under ``cap``, from now on; the
+        capped log owns ``log`` from here (None: no regular file, ``log`` is the caller's).
+
+        A job that has written nothing yet is only given an ``inotify`` watch: a launch
+        wakes no thread, and a job that never writes costs one watch.
+        """
         capped = open_capped(log, cap)
         if capped is None:
             return None
-        with self._lock:
-            self._schedule(capped, time.monotonic())
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, name="cronduit-log-cap",
-                                                daemon=True)
-                self._thread.start()
-        _write_quietly(self._wake_write, b".")
+        self._start()
+        if not self._arm(capped, capped.kept):
+            with self._lock:
+                self._schedule(capped, time.monotonic())
+            _write_quietly(self._wake_write, b".")
         return capped
 
     def finish(self, capped: CappedLog) -> None:
@@ -272,8 +292,16 @@ class LogCaps:
             with contextlib.suppress(OSError):
                 cut(capped, final=True)
             self._disarm(capped)
-            capped.closed = True
-            os.close(capped.fd)
+            capped.close()
+
+    def _start(self) -> None:
+        """The ``inotify`` instance and the watching thread, once, at the first log."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            self._inotify = _inotify_init()
+        threading.Thread(target=self._serve, name="cronduit-log-cap", daemon=True).start()
 
     # -- the watching thread -------------------------------------------------------------
 
@@ -304,7 +332,7 @@ class LogCaps:
             coming = int(capped.rate * (SOONEST + capped.cut_seconds))
             try:
                 before, after = cut(capped, final=False, coming=coming)
-                seen = os.fstat(capped.fd).st_size
+                seen = capped.size()
             except OSError:  # an I/O error: looked at again later
                 before = after = capped.kept
                 seen = -1
@@ -329,15 +357,16 @@ class LogCaps:
         cannot be."""
         if self._inotify is None:
             return False
-        path = f"/proc/self/fd/{capped.fd}".encode()
+        path = f"/proc/self/fd/{capped.job_fd}".encode()
         watch = _libc.inotify_add_watch(self._inotify, path, _IN_MODIFY | _IN_ONESHOT)
         if watch < 0:
             return False
         with self._lock:
             capped.watch = watch
             self._watched[watch] = capped
-            if os.fstat(capped.fd).st_size != seen:  # written before the watch: no event
+            if capped.size() != seen:  # written before the watch: no event will say so
                 self._schedule(capped, time.monotonic() + SOONEST)
+                _write_quietly(self._wake_write, b".")
         return True
 
     def _disarm(self, capped: CappedLog) -> None:

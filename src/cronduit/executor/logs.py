@@ -20,7 +20,7 @@ from pathlib import Path
 
 from cronduit.core.logcap import MARKER_ROOM, head_end, marker, marker_cut
 from cronduit.executor.exits import watching
-from cronduit.executor.logcap import held, hole_after
+from cronduit.executor.logcap import LOCK_PATIENCE, held, hole_after
 from cronduit.executor.states import Attempt
 
 CHUNK_BYTES = 64 * 1024
@@ -83,6 +83,7 @@ class LogReader:
         self._cap = cap
         self.position = position
         """How many of the job's bytes (cut ones included) are behind the reader."""
+        self._patience = LOCK_PATIENCE
 
     def chunks(self) -> Iterator[bytes]:
         """What was written since the last call, in chunks, up to the log's end as it is."""
@@ -91,9 +92,14 @@ class LogReader:
 
     def next_chunk(self) -> bytes:
         """The next chunk after :attr:`position`; empty at the log's end."""
-        with held(self._fd, exclusive=False):  # the log as it is between two cuts
+        with held(self._fd, exclusive=False, patience=self._patience) as locked:
+            # The log as it is between two cuts. A cut that holds the lock past all patience
+            # (its supervisor stopped) is waited for once, not at every chunk.
+            self._patience = LOCK_PATIENCE if locked else 0.0
             size = os.fstat(self._fd).st_size
             head, cut, shifted = self._layout(size)
+            if not cut and self.position > size:  # shrank, cut under a cap not this one
+                self.position = size
             told = b""
             # In the head, unless a marker has since covered bytes it showed as they were.
             if self.position < head and (
@@ -103,7 +109,7 @@ class LogReader:
                 told = self._marker(head + cut - self.position)
                 self.position = head + cut
             start = self.position - cut if shifted else self.position
-            if start > size:  # shrank, cut under a cap this reader does not know
+            if start > size:  # shrank, cut under a cap not this one
                 self.position -= start - size
                 start = size
             chunk, end = read_data(self._fd, start, size)

@@ -220,10 +220,11 @@ class Supervisor:
 
     def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         record, log = fds
+        capped = None
         try:
             os.write(record, STARTED_MARK)
             process = self._spawn(request["argv"], request["cwd"], request["env"], log)
-            capped = self._cap(log, request.get("max_log"))
+            capped = self._cap(log, request.get("max_log"))  # keeps the log open from here
         except OSError as error:
             os.ftruncate(record, 0)  # nothing of the job ran: the attempt may be launched
             where = f": {error.filename}" if error.filename is not None else ""
@@ -233,7 +234,8 @@ class Supervisor:
             return {"errno": error.errno, "strerror": error.strerror,
                     "filename": None if error.filename is None else str(error.filename)}
         finally:
-            os.close(log)
+            if capped is None:
+                os.close(log)
         pid = process.pid
         found = identity(pid)  # only its own pidfd reaps it, and that is not watched yet
         assert found is not None
