@@ -24,10 +24,10 @@ file's file system supports (measured on ext4 and tmpfs, see ``docs/runs.md``):
 Python binds ``fallocate`` only as ``os.posix_fallocate``, which takes no mode flags, and
 has no ``inotify`` binding at all: both are called from libc through :mod:`ctypes`.
 
-A cut and a reader's read of the log exclude each other through a POSIX record lock on the
-whole file (:func:`held`; ``flock`` would not do: the job's own descriptor holds a shared
-``flock``, see :mod:`cronduit.run_folders`), so a reader sees the log before a cut or after
-it, never half cut.
+A cut and a reader's read of the log exclude each other through POSIX record locks on its
+first two bytes (:func:`held`; ``flock`` would not do: the job's own descriptor holds a
+shared ``flock``, see :mod:`cronduit.run_folders`), so a reader sees the log before a cut or
+after it, never half cut.
 
 When to look: a log that grows is looked at (one ``fstat``) after half the time its growth
 would take to reach the cap, within 5 ms to 0.1 s (:func:`~cronduit.core.logcap.next_look`);
