@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from cronduit import workspace
-from cronduit.core.config.model import Job
+from cronduit.core.config.model import DEFAULT_MAX_LOG, Job
 from cronduit.core.inputs import InputError, resolve_inputs
 from cronduit.core.lifecycle import AttemptReport
 from cronduit.core.timespec import format_utc
@@ -58,8 +58,11 @@ class ProcessRunner:
 
     def __init__(self, paths: StatePaths, config_path: Path,
                  secrets: Callable[[], Mapping[str, str]], wake: Callable[[], None],
-                 environ: Mapping[str, str] | None = None) -> None:
+                 environ: Mapping[str, str] | None = None,
+                 max_log: Callable[[], int] = lambda: DEFAULT_MAX_LOG) -> None:
         self.paths = paths
+        self._max_log = max_log
+        """``settings.max_log`` as in force: an apply changes it for the attempts after."""
         self._folders = RunFolders(paths)
         self.config_dir = config_path.resolve().parent
         self._secrets = secrets
@@ -191,6 +194,7 @@ class ProcessRunner:
             env=env,
             attempt_file=folder / f"attempt-{attempt}",
             log_path=folder / "log",
+            max_log=self._max_log(),
         )
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:

@@ -25,6 +25,7 @@ from cronduit.cli import cli
 from cronduit.cli.context import Runtime, SystemClock
 from cronduit.core.config import load_config
 from cronduit.daemon_state import DaemonInfo
+from cronduit.executor.logcap import PUNCH, cut, open_capped
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, NewEvent, Run, Store
 from cronduit.store import open_store
@@ -227,6 +228,58 @@ def test_logs_follow_prints_new_bytes_until_the_run_ends(install: Install) -> No
     steps = iter([lambda: install.write_log("r1", "two\n"), last_words])
     result = install.invoke("job", "logs", "nightly", "--follow", sleep=lambda _: next(steps)())
     assert (0, "one\ntwo\nthree\n") == (result.exit_code, result.stdout)
+
+
+def capped_at_1mib(install: Install) -> Callable[[], None]:
+    """Set ``max_log: 1MiB`` and give run r1 a log as its job's is (append mode), with what
+    cuts it as the supervisor would, by punching a hole: a file system without collapse."""
+    install.path.write_text(CONFIG.replace("kept_runs: 5}", "kept_runs: 5, max_log: 1MiB}"))
+    install.write_log("r1", "")
+    job = os.open(install.paths.log("r1"), os.O_WRONLY | os.O_APPEND)
+    capped = open_capped(job, 1 << 20)
+    assert capped is not None
+    capped.ways[:] = [PUNCH]
+
+    def cut_now() -> None:
+        cut(capped, final=True)
+        capped.close()
+
+    return cut_now
+
+
+def test_logs_of_a_cut_log_show_head_marker_and_tail_without_the_hole(install: Install) -> None:
+    """The punched hole reads as NUL bytes to anyone else; the log shown leaves it out."""
+    install.add(ended("r1"))
+    cut_now = capped_at_1mib(install)
+    install.write_log("r1", "FIRST\n" + "y\n" * 1_500_000 + "LAST\n")
+    cut_now()
+    result = install.invoke("job", "logs", "nightly")
+    head, tail = re.split(r"\n\[cronduit: [0-9]+ bytes cut here; max_log 1MiB\]\n",
+                          result.stdout)
+    assert (0, True, True, True, 0) == (
+        result.exit_code, head.startswith("FIRST\ny\n"), tail.endswith("y\ny\nLAST\n"),
+        len(result.stdout) <= 1 << 20, result.stdout.count("\0"))
+
+
+def test_logs_follow_marks_a_cut_of_bytes_it_had_not_printed(install: Install) -> None:
+    """Between two looks the log grew and was cut: what was cut unseen is one marker line,
+    counted, and the tail follows it."""
+    install.add(running("r1"))
+    cut_now = capped_at_1mib(install)
+    install.write_log("r1", "a\n" * 300_000)
+
+    def grow_cut_and_end() -> None:
+        install.write_log("r1", "b\n" * 300_000 + "LAST\n")
+        cut_now()
+        end_run(install.store, "r1", "success")
+
+    steps = iter([grow_cut_and_end])
+    result = install.invoke("job", "logs", "nightly", "--follow", sleep=lambda _: next(steps)())
+    printed, told, rest = re.split(r"\n\[cronduit: ([0-9]+) bytes cut here; max_log 1MiB\]\n",
+                                   result.stdout)
+    written = "a\n" * 300_000 + "b\n" * 300_000 + "LAST\n"
+    assert (0, written[:600_000], written[600_000 + int(told):]) == (
+        result.exit_code, printed, rest)
 
 
 def end_run(store: Store, run_id: str, outcome: str) -> None:

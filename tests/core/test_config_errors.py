@@ -50,8 +50,8 @@ def test_an_unknown_key_in_settings_lists_the_settings_keys() -> None:
         """
     expected = (
         "c.yaml:3:3: settings: unknown key 'time_out' (did you mean 'timeout'?); allowed keys: "
-        "api_token, catch_up, github_secret, github_token, kept_runs, listen, secrets_file, state, "
-        "timeout, webhook_secret"
+        "api_token, catch_up, github_secret, github_token, kept_runs, listen, max_log, "
+        "secrets_file, state, timeout, webhook_secret"
     )
     assert [expected] == errors(text)
 
@@ -466,6 +466,22 @@ def test_durable_needs_steps() -> None:
 
 
 # -- all errors at once, and no secrets --------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("512KiB", "must be at least 1MiB"),
+    ("2TiB", "must be at most 1TiB"),
+    ("67108864", "must be a size such as 512KiB, 64MiB or 2GiB (a whole number; units KiB, "
+                 "MiB, GiB, TiB): a number alone has no unit"),
+    ("64MB", "must be a size such as 512KiB, 64MiB or 2GiB (a whole number; units KiB, MiB, "
+             "GiB, TiB): spell the unit just so (powers of 1024), with no space"),
+])
+def test_a_max_log_out_of_bounds_or_without_its_unit_is_refused_at_its_value(
+    value: str, message: str,
+) -> None:
+    """A log's cap is at least 1MiB (a head and a tail worth keeping) and at most 1TiB."""
+    assert [f"c.yaml:1:21: settings.max_log: {message}"] == errors(
+        f"settings: {{max_log: {value}}}\n")
 
 
 def test_several_errors_across_jobs_are_reported_at_once_sorted_by_position() -> None:

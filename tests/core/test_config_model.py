@@ -106,6 +106,14 @@ def test_settings_default_when_the_section_is_left_out() -> None:
     assert CatchUp(window=6 * 3600, mode=CatchUpMode.LATEST, max_runs=10) == settings.catch_up
 
 
+def test_max_log_is_64mib_unless_set_and_held_in_bytes() -> None:
+    """The default cap, and a cap as written in the file, both as a number of bytes."""
+    assert [64 << 20, 3 << 30] == [
+        load("jobs: {}\n").settings.max_log,
+        load("settings: {max_log: 3GiB}\njobs: {}\n").settings.max_log,
+    ]
+
+
 @pytest.mark.parametrize(
     ("listen", "expected"),
     [

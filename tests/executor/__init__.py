@@ -24,6 +24,7 @@ def spec_for(
     attempt: int = 1,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    max_log: int | None = None,
 ) -> LaunchSpec:
     """A launch spec for one attempt of run ``r1`` kept under ``tmp_path``."""
     return LaunchSpec(
@@ -35,6 +36,7 @@ def spec_for(
         env=ENV if env is None else env,
         attempt_file=tmp_path / "runs" / "r1" / f"attempt-{attempt}",
         log_path=tmp_path / "runs" / "r1" / "log",
+        max_log=max_log,
     )
 
 

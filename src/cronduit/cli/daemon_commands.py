@@ -92,7 +92,10 @@ def serve(config_path: Path, dry_run: bool) -> None:
     def secrets() -> Mapping[str, str]:
         return daemon.secrets if daemon is not None else {}
 
-    runner = ProcessRunner(paths, config_path, secrets, wake)
+    def max_log() -> int:
+        return (daemon.engine.config if daemon is not None else config).settings.max_log
+
+    runner = ProcessRunner(paths, config_path, secrets, wake, max_log=max_log)
     daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
                     log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
 from cronduit.core.text import clean
 from cronduit.daemon_state import running_daemon
+from cronduit.executor.logs import LogReader
 from cronduit.paths import StatePaths
 from cronduit.ports import Pause, Run, RunEnd, Transaction
 
@@ -129,31 +131,34 @@ def history(name: str, limit: int, as_json: bool, config_path: Path) -> None:
 # -- logs ---------------------------------------------------------------------------------
 
 
-def _copy_new(path: Path, offset: int) -> int:
-    """Print the log's bytes from ``offset`` on, undecoded; the new offset."""
+def _copy_new(path: Path, position: int, cap: int) -> int:
+    """Print the log's bytes from ``position`` on (in the job's bytes, cut ones included),
+    undecoded, holes skipped and cuts marked; the new position."""
     try:
-        with path.open("rb") as log:
-            log.seek(offset)
-            while chunk := log.read(64 * 1024):
-                click.echo(chunk, nl=False)  # bytes go to stdout's binary buffer as they are
-                offset += len(chunk)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
-        pass  # not created yet: the attempt has not started writing
-    return offset
+        return position  # not created yet: the attempt has not started writing
+    try:
+        reader = LogReader(fd, cap, position)
+        for chunk in reader.chunks():
+            click.echo(chunk, nl=False)  # bytes go to stdout's binary buffer as they are
+    finally:
+        os.close(fd)
+    return reader.position
 
 
 def stream_log(state: State, rt: Runtime, run: Run, follow: bool) -> Run:
     """Print the run's log; with ``follow``, keep printing until the run ends, saying on
     stderr when it waits between attempts. The run as last read."""
     path = state.paths.log(run.id)
-    offset = 0
+    position = 0
     news = RetryNews(stderr_is_terminal(), lambda text: click.echo(text, nl=False, err=True))
     while True:
         with state.store.transaction() as tx:
             run = tx.get_run(run.id) or run
         news.settle(run)
         # The state is read before the bytes, so an ended run's last words are printed.
-        offset = _copy_new(path, offset)
+        position = _copy_new(path, position, state.config.settings.max_log)
         if not follow or run.state == "ended":
             return run
         news.show(run, rt.clock.now())

@@ -80,6 +80,7 @@ class PendingLaunch:
             "argv": list(spec.command),
             "cwd": str(spec.cwd),
             "env": {**spec.env, RETRY_AFTER_VARIABLE: str(retry_after_path(attempt_file))},
+            "max_log": spec.max_log,
         }
         self._sent: tuple[_Channel, _Waiter] | None = None
 

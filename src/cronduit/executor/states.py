@@ -25,6 +25,10 @@ __all__ = [
     "Vanished",
 ]
 
+MIN_MAX_LOG = 64 * 1024
+"""The smallest cap the executor takes (the config asks for 1MiB at least): a head and a
+tail of whole blocks, with room for the marker."""
+
 EX_TEMPFAIL = 75
 """The exit status (``sysexits.h``) by which a job asks to be retried."""
 
@@ -54,6 +58,9 @@ class LaunchSpec:
     attempt_file: Path
     """The attempt's record (:mod:`~cronduit.executor.files`), in the run's folder."""
     log_path: Path
+    max_log: int | None = None
+    """The log's cap in bytes (``settings.max_log``), kept by the supervisor while the job
+    runs (:mod:`~cronduit.executor.logcap`); None for none."""
 
     def __post_init__(self) -> None:
         if (self.argv is None) == (self.shell is None):
@@ -62,6 +69,8 @@ class LaunchSpec:
             raise ValueError("argv must name a program")
         if self.attempt < 1:
             raise ValueError(f"attempts count from 1, not {self.attempt}")
+        if self.max_log is not None and self.max_log < MIN_MAX_LOG:
+            raise ValueError(f"max_log must be at least {MIN_MAX_LOG} bytes, not {self.max_log}")
 
     @property
     def command(self) -> tuple[str, ...]:

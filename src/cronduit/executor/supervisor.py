@@ -30,6 +30,10 @@ A disk with no room for a line (``ENOSPC``, ``EDQUOT``) loses nothing: the line 
 order behind any other of that file, and written again every :data:`RETRY_WRITES` seconds
 until it fits, and the file stays open (its lock held, so the daemon waits) until then.
 
+While the job runs, the supervisor keeps its log under the cap the request names
+(``max_log``, from ``settings.max_log``), cutting out the middle in place (:mod:`.logcap`),
+and cuts it down to the cap one last time before it appends the exit status.
+
 A job that cannot be started at all (a missing folder, no process to be had) never ran: its
 attempt file is emptied again, the reason goes to the log and back to the daemon, which
 records the attempt as not started. A program that cannot be executed is handled as a shell
@@ -57,6 +61,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from cronduit.executor.logcap import CappedLog, LogCaps
 from cronduit.executor.procfs import identity
 
 STARTED_MARK = b"-\n"
@@ -156,9 +161,10 @@ class Supervisor:
         self._answers: deque[Future[dict[str, Any]]] = deque()
         """Answers in the order of the requests, which is the order the daemon reads them."""
         self._lock = threading.Lock()
-        self._live: dict[int, tuple[int, int, subprocess.Popen[bytes]]] = {}
+        self._live: dict[int, tuple[int, int, subprocess.Popen[bytes], CappedLog | None]] = {}
         """Each running job by its pidfd: its attempt file's descriptor (which holds the
-        lock), and its process."""
+        lock), its process, and its log when capped."""
+        self._caps = LogCaps()
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._poll = select.epoll()  # registered from the spawning threads too: epoll is safe
 
@@ -230,9 +236,11 @@ class Supervisor:
 
     def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         record, log = fds
+        capped = None
         try:
             os.write(record, STARTED_MARK)
             process = self._spawn(request["argv"], request["cwd"], request["env"], log)
+            capped = self._cap(log, request.get("max_log"))  # keeps the log open from here
         except OSError as error:
             os.ftruncate(record, 0)  # nothing of the job ran: the attempt may be launched
             where = f": {error.filename}" if error.filename is not None else ""
@@ -242,14 +250,15 @@ class Supervisor:
             return {"errno": error.errno, "strerror": error.strerror,
                     "filename": None if error.filename is None else str(error.filename)}
         finally:
-            os.close(log)
+            if capped is None:
+                os.close(log)
         pid = process.pid
         found = identity(pid)  # only its own pidfd reaps it, and that is not watched yet
         assert found is not None
         self._records.append(record, b"%d\n" % pid)
         watch = os.pidfd_open(pid)
         with self._lock:
-            self._live[watch] = (pid, record, process)
+            self._live[watch] = (pid, record, process, capped)
         self._poll.register(watch, select.EPOLLIN)
         return {"pid": pid, "start_time": found.start_time}
 
@@ -261,7 +270,9 @@ class Supervisor:
         os.close(watch)
         if entry is None:
             return
-        pid, record, process = entry
+        pid, record, process, capped = entry
+        if capped is not None:  # before the status: once that is written, the run may end
+            self._caps.finish(capped)
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:  # reaped by someone else: its status is lost, not the rest
@@ -271,6 +282,21 @@ class Supervisor:
         process.returncode = code  # reaped here, not by Popen
         self._records.append(record, b"%d\n" % (code if code >= 0 else 128 - code))
         self._records.close(record)  # the lock goes with it, once the record is complete
+
+    def _cap(self, log: int, max_log: int | None) -> CappedLog | None:
+        """Keep the job's log under ``max_log`` (None: no cap, a request from code).
+
+        Nothing about the cap may fail the launch: the job runs by now, and an error here
+        would have its attempt recorded as never started.
+        """
+        if max_log is None:
+            return None
+        try:
+            return self._caps.watch(log, max_log)
+        except Exception as error:  # the job runs uncapped rather than unrecorded
+            reason = f"cronduit: max_log cannot be kept on this log: {error}\n"
+            _write_quietly(log, reason.encode())
+            return None
 
     def _spawn(self, argv: list[str], cwd: str, env: dict[str, str],
                log: int) -> subprocess.Popen[bytes]:
@@ -313,8 +339,8 @@ def _shell_fallback(argv: list[str], env: dict[str, str], error: OSError) -> lis
 
 
 def _raise_open_files_limit() -> None:
-    """Two descriptors per running job (its attempt file and its pidfd): lift the soft limit
-    on open files to the hard one, or a thousand running jobs would be the end."""
+    """Three descriptors per running job (its attempt file, its pidfd and its log): lift the
+    soft limit on open files to the hard one, or a thousand running jobs would be the end."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
         with contextlib.suppress(ValueError, OSError):

@@ -4,7 +4,7 @@ Pure: the two configs in, one line per change out. Settings are named one by one
 two a running daemon cannot take over without restarting (the store it has open, the address
 it listens on) say so; every other setting takes effect with the apply (jobs inherit
 ``timeout`` and ``catch_up`` as they are loaded, secrets are read again, the HTTP edge reads
-the secret names on each request).
+the secret names on each request, each attempt launched takes ``max_log`` as it is then).
 """
 
 from __future__ import annotations

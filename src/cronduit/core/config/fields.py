@@ -29,6 +29,7 @@ from cronduit.core.durations import DurationError, format_duration, parse_durati
 from cronduit.core.enums import Outcome
 from cronduit.core.inputs import RESERVED_PREFIX
 from cronduit.core.matching import CONCLUSIONS, event_name_error, pattern_error
+from cronduit.core.sizes import SIZE_HINT, MiB, SizeError, TiB, format_size, parse_size
 
 T = TypeVar("T")
 Sized_T = TypeVar("Sized_T", bound=Sized)
@@ -132,6 +133,39 @@ def _window(value: object, info: ValidationInfo) -> int | None:
 
 
 Window = Annotated[int | None, BeforeValidator(_window)]
+
+
+# -- sizes -------------------------------------------------------------------------------
+
+
+def _bytes(value: object, info: ValidationInfo) -> int:
+    """A size string; from code (not from a file) a whole number of bytes too."""
+    if isinstance(value, str):
+        try:
+            return parse_size(value.strip())
+        except SizeError as error:
+            raise invalid(str(error)) from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not from_config(info):
+            return value
+        raise invalid(f"{SIZE_HINT}: a number alone has no unit")
+    raise invalid(SIZE_HINT)
+
+
+def _size(minimum: int, maximum: int) -> BeforeValidator:
+    def check(value: object, info: ValidationInfo) -> int:
+        size = _bytes(value, info)
+        if size < minimum:
+            raise invalid(f"must be at least {format_size(minimum)}")
+        if size > maximum:
+            raise invalid(f"must be at most {format_size(maximum)}")
+        return size
+
+    return BeforeValidator(check)
+
+
+Size = Annotated[int, _size(minimum=MiB, maximum=TiB)]
+"""A size of a file cronduit keeps (``max_log``): from 1MiB to 1TiB."""
 
 
 # -- times of day ------------------------------------------------------------------------

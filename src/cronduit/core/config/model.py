@@ -51,6 +51,7 @@ from cronduit.core.config.fields import (
     PositiveDuration,
     Retention,
     SecretName,
+    Size,
     StateLocation,
     StepRef,
     Text,
@@ -69,6 +70,7 @@ from cronduit.core.durations import format_duration
 from cronduit.core.enums import CatchUpMode, Outcome, Overlap, TriggerKind
 from cronduit.core.inputs import InputSpec
 from cronduit.core.matching import OnRule
+from cronduit.core.sizes import MiB
 
 __all__ = [
     "AfterSpec",
@@ -186,6 +188,8 @@ DEFAULT_CATCH_UP = CatchUp(window=6 * 3600)
 
 # -- settings and notifiers --------------------------------------------------------------
 
+DEFAULT_MAX_LOG = 64 * MiB
+
 
 class Settings(_Record):
     """Daemon-wide settings and the defaults jobs inherit."""
@@ -204,6 +208,8 @@ class Settings(_Record):
     """A GitHub token's secret name: lets cronduit ask GitHub whether a check's head commit
     is in its branch (the compare API), when no workspace clone can tell."""
     api_token: SecretName | None = None
+    max_log: Size = DEFAULT_MAX_LOG
+    """A run's log past this many bytes keeps its head and its tail, the cut marked."""
 
     @property
     def listen_address(self) -> tuple[str, int]:
