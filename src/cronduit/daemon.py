@@ -48,6 +48,7 @@ from cronduit.daemon_state import (
 )
 from cronduit.engine import Engine
 from cronduit.faults import reason_of
+from cronduit.memory import TRIM_EVERY, release_free_memory
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, Runner, Store
@@ -110,6 +111,8 @@ class Daemon:
         self._outage: outage.Outage | None = None
         """The state folder's outage under way (a full or read-only disk), if any."""
         self._last_beat: float | None = None
+        self._last_trim = 0.0
+        """When free memory was last given back (the loop's clock; 0: at the first turn)."""
         """When the last heartbeat was written, on the loop's monotonic clock."""
         self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
                                 started_at=clock.now().isoformat(), heartbeat_at="",
@@ -286,6 +289,9 @@ class Daemon:
         if self._last_beat is None or beat_at - self._last_beat >= HEARTBEAT_EVERY.seconds:
             await self._off_loop(self._heartbeat, self.clock.now())
             self._last_beat = beat_at
+        if beat_at - self._last_trim >= TRIM_EVERY:
+            await self._off_loop(release_free_memory)
+            self._last_trim = beat_at
         self._wake.clear()  # before the tick: a wake that comes during it is kept
         due = await self._off_loop(self.engine.tick, self.clock.now())
         self._ticked.set()

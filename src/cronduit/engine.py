@@ -14,7 +14,7 @@ end is committed before the next run starts.
 from __future__ import annotations
 
 import json
-import uuid
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -56,6 +56,7 @@ from cronduit.core.overlap import (
     on_run_end,
     runs_alone,
 )
+from cronduit.core.run_ids import RunIds
 from cronduit.core.timespec import (
     CalendarSchedule,
     IntervalSchedule,
@@ -158,6 +159,7 @@ class Engine:
         None: the daemon then waits before the next tick, as for a failed commit."""
         self._paused: frozenset[str] = frozenset()
         """Jobs paused, as read at the start of the transaction under way."""
+        self._run_ids = RunIds()
         self._set_config(config)
 
     # -- config ------------------------------------------------------------------------------
@@ -515,10 +517,13 @@ class Engine:
         return JobState(running=running, waiting=waiting, in_backoff=backoff > 0,
                         paused=job.name in self._paused)
 
+    def _new_run_id(self, now: datetime) -> str:
+        return self._run_ids.next(now, secrets.randbits(36))
+
     def _skip(self, tx: Transaction, job: Job, event: Event, reason: str, now: datetime,
               outbox: _Outbox) -> None:
-        run = Run(id=_run_id(), job=job.name, kind=event.kind, label=event.label, state="ended",
-                  created_at=now, trigger_seq=event.seq, exclusive=False,
+        run = Run(id=self._new_run_id(now), job=job.name, kind=event.kind, label=event.label,
+                  state="ended", created_at=now, trigger_seq=event.seq, exclusive=False,
                   outcome=Outcome.SKIPPED, reason=reason, finished_at=now, late=event.late,
                   inputs=_inputs_of(event), operator=event.operator)
         tx.insert_run(run)
@@ -549,7 +554,7 @@ class Engine:
                    now: datetime, outbox: _Outbox) -> None:
         chosen = events[batch.trigger.seq]
         exclusive = runs_alone(batch.trigger, _policy(job).of(batch.trigger.kind))
-        run = Run(id=_run_id(), job=job.name, kind=chosen.kind, label=chosen.label,
+        run = Run(id=self._new_run_id(now), job=job.name, kind=chosen.kind, label=chosen.label,
                   state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
                   started_at=now, attempts=1, inputs=_inputs_of(chosen),
                   operator=chosen.operator, late=chosen.late,
@@ -735,5 +740,3 @@ def _inputs_of(event: Event) -> str:
     return json.dumps(payload.get("inputs", {}), sort_keys=True)
 
 
-def _run_id() -> str:
-    return uuid.uuid4().hex[:16]

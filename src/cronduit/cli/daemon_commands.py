@@ -23,6 +23,7 @@ from cronduit.cli.render import echo_json, utc
 from cronduit.clock import SystemClock
 from cronduit.daemon import APPLY_ASKED, NO_CHANGES, Daemon, ListenError
 from cronduit.daemon_state import running_daemon
+from cronduit.memory import limit_malloc_arenas
 from cronduit.paths import StatePaths
 from cronduit.runner import ProcessRunner
 from cronduit.secrets import load_secrets
@@ -79,10 +80,11 @@ def _hold_daemon_lock(paths: StatePaths) -> int:
               help="Arm no timers and start no runs; accept triggers and hold them.")
 def serve(config_path: Path, dry_run: bool) -> None:
     """Run the daemon: timers, triggers and runs, logged one line each to stderr."""
+    limit_malloc_arenas()  # before any thread starts
     config, text = load_config_and_text(config_path)
     paths = StatePaths.of(config, config_path)
     lock = _hold_daemon_lock(paths)
-    store = open_store(config, config_path)
+    store = open_store(config, config_path, daemon=True)
     daemon: Daemon | None = None
 
     def wake() -> None:
@@ -99,7 +101,8 @@ def serve(config_path: Path, dry_run: bool) -> None:
     daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
                     log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
-                    open_store=lambda: open_store(config, config_path), config_text=text)
+                    open_store=lambda: open_store(config, config_path, daemon=True),
+                    config_text=text)
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
             loop_runner.run(_serve(daemon, runner))
