@@ -186,19 +186,23 @@ class Engine:
             if after is not None:
                 self._followers.setdefault(after.job, []).append((job, after))
 
-    def apply(self, config: Config, now: datetime) -> list[str]:
+    def apply(self, config: Config, now: datetime,
+              record: Callable[[Transaction, list[str]], None] | None = None) -> list[str]:
         """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
-        edit rules; the list of changes, for the operator."""
+        edit rules; the list of changes, for the operator. ``record`` writes what the caller
+        keeps of the apply, given the changes, in the same transaction: all of it commits, or
+        none of it and the running config stays, whatever was raised."""
         before = self.config
         if config is not before:
             self._set_config(config)
         try:
-            return self._apply(config, now)
+            return self._apply(config, now, record)
         except BaseException:
             self._set_config(before)  # nothing was applied: the running config stays
             raise
 
-    def _apply(self, config: Config, now: datetime) -> list[str]:
+    def _apply(self, config: Config, now: datetime,
+               record: Callable[[Transaction, list[str]], None] | None) -> list[str]:
         changes: list[str] = []
         with self.store.transaction() as tx:
             for cleared in control.clear_removed(tx, config.jobs.keys(), now):
@@ -217,6 +221,8 @@ class Engine:
                     if change:
                         changes.append(f"{name}: {change}")
                 tx.put_timers(armed)
+            if record is not None:
+                record(tx, changes)
         return changes
 
     def _pause_new_jobs(self, tx: Transaction, config: Config, stored: dict[str, Timer],

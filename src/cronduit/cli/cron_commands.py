@@ -21,6 +21,7 @@ from cronduit.core.cron import (
 )
 from cronduit.core.enums import DstFold, DstGap
 from cronduit.core.explain import explain
+from cronduit.core.limits import MAX_SLOTS_LISTED
 from cronduit.core.timespec import (
     CalendarSchedule,
     Slot,
@@ -52,7 +53,7 @@ def cron() -> None:
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone to read it in.")
 @click.option("--after", "after_text",
               help="Start strictly after this ISO 8601 instant (default now).")
-@click.option("--count", default=5, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--count", default=5, show_default=True, type=click.IntRange(1, MAX_SLOTS_LISTED))
 @click.option("--dst-gap", type=click.Choice([g.value for g in DstGap]),
               help="Fixed-time slots in a spring-forward gap [default: run].")
 @click.option("--dst-fold", type=click.Choice([f.value for f in DstFold]),
