@@ -410,6 +410,12 @@ class Daemon:
             new = load_config(text, str(self.config_path))
         except ConfigErrors as errors:
             raise _Refused("the config has errors", str(errors).splitlines()) from None
+        except UnicodeDecodeError as error:  # where, as check says it
+            data = error.object
+            line = data.count(b"\n", 0, error.start) + 1
+            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+            raise _Refused("the config has errors",
+                           [f"{self.config_path}:{line}:{column}: not UTF-8 text"]) from None
         except Exception as error:
             raise _Refused(f"cannot read {self.config_path}: {_why(error)}") from None
         try:
@@ -462,8 +468,8 @@ def _why(error: Exception) -> str:
     """An error in one line: its own words, else its kind."""
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
-    if isinstance(error, UnicodeDecodeError):
-        return f"not UTF-8 text (a bad byte at offset {error.start})"
+    if isinstance(error, UnicodeDecodeError):  # its words would show a byte of the file
+        return "not UTF-8 text"
     words = " ".join(str(error).split())
     return f"{type(error).__name__}: {words}" if words else type(error).__name__
 
