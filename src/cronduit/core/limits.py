@@ -13,6 +13,7 @@ is generous, far beyond any real use, so a config that meets one was probably mi
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Final
 
 from cronduit.core.sizes import MiB, TiB
@@ -75,3 +76,14 @@ MAX_LISTED: Final = 1_000_000
 """``job history -n`` and ``audit -n``: records listed at most."""
 MAX_SLOTS_LISTED: Final = 100_000
 """``cron next --count`` and ``job backfill --max``: slots computed at most."""
+EARLIEST_INSTANT: Final = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_INSTANT: Final = datetime(9000, 1, 1, tzinfo=UTC)
+"""The instants options take (``cron next --after``, ``--from`` and ``--to`` of ``job
+backfill`` and ``schedule slots``): a search for slots from one never leaves the calendar."""
+
+
+def instant_problem(instant: datetime) -> str | None:
+    """Why an instant given to an option is outside the range cronduit takes, or None."""
+    if EARLIEST_INSTANT <= instant <= LATEST_INSTANT:
+        return None
+    return "is outside the instants cronduit takes (from 1970-01-01 to 9000-01-01, UTC)"
