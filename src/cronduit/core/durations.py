@@ -41,9 +41,10 @@ def parse_duration(text: str, maximum: int = MAX_DURATION) -> int:
         raise DurationError("must give each unit once, largest first (as in 1h30m)")
     maximum = min(maximum, MAX_DURATION)
     too_long = DurationTooLong(f"must be at most {format_duration(maximum)}")
-    if any(len(number.lstrip("0")) > MAX_DURATION_DIGITS for number, _ in parts):
+    numbers = [(number.lstrip("0") or "0", unit) for number, unit in parts]
+    if any(len(number) > MAX_DURATION_DIGITS for number, _ in numbers):
         raise too_long  # past any maximum, and too long for int() to be asked
-    seconds = sum(int(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+    seconds = sum(int(number) * _UNIT_SECONDS[unit] for number, unit in numbers)
     if seconds > maximum:
         raise too_long
     return seconds

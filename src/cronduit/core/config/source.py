@@ -339,7 +339,8 @@ def _null(text: str) -> object:
 def _int(text: str) -> object:
     if not _INT.fullmatch(text):
         return _INVALID
-    if len(text.lstrip("+-0ox")) > MAX_NUMBER_DIGITS:
+    digits = text.lstrip("+-").removeprefix("0x").removeprefix("0o")
+    if len(digits) > MAX_NUMBER_DIGITS:  # leading zeros too: Python counts them
         return _TOO_LONG  # never converted: Python refuses numbers of thousands of digits
     if text.startswith(("0o", "0x")):
         return int(text[2:], 8 if text[1] == "o" else 16)
@@ -636,7 +637,7 @@ def _read_json(text: str, filename: str) -> Document:
 
 def _json_int(text: str) -> object:
     """A JSON whole number, or :data:`_TOO_LONG` (reported where it was written)."""
-    return _TOO_LONG if len(text.lstrip("-0")) > MAX_NUMBER_DIGITS else int(text)
+    return _TOO_LONG if len(text.lstrip("-")) > MAX_NUMBER_DIGITS else int(text)
 
 
 def _plain_json(value: Any, depth: int, shared: dict[str, str]) -> object:
