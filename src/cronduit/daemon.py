@@ -51,7 +51,7 @@ from cronduit.faults import reason_of
 from cronduit.memory import TRIM_EVERY, release_free_memory
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
-from cronduit.ports import Clock, Event, Runner, Store
+from cronduit.ports import Clock, Event, Runner, Store, Transaction
 
 T = TypeVar("T")
 
@@ -73,6 +73,15 @@ class ListenError(RuntimeError):
 
 class _StoppedWaiting(Exception):
     """Asked to stop while start-up waited for the state folder to be writable."""
+
+
+class _Refused(Exception):
+    """An apply refused: why, in one line, and the file's errors if it has any."""
+
+    def __init__(self, why: str, errors: list[str] | None = None) -> None:
+        super().__init__(why)
+        self.why = why
+        self.errors = errors or []
 
 
 class Daemon:
@@ -382,39 +391,93 @@ class Daemon:
         self.wake()
 
     def _apply(self) -> None:
-        """Reload the config file; an invalid one is refused and the running one stays."""
+        """Reload the config file, all of it or none of it: a file that cannot be read, does
+        not validate or cannot be applied is refused, with its reasons, and the running
+        config stays. Only a fault of the state folder (a full disk) is raised, with nothing
+        applied, for the loop to try the apply again once the store can be written."""
         now = self.clock.now()
         try:
-            text = self.config_path.read_text()
-            new = load_config(text, str(self.config_path))
-        except (ConfigErrors, OSError) as error:
-            lines = str(error).splitlines()
-            self._record_apply(now, ok=False, lines=lines)
-            self._log("apply refused: the config has errors; the running config stays")
-            for line in lines:
-                self._log(f"apply refused: {line}")
+            text, new, secrets = self._read_config()
+            lines = self._apply_config(new, text, now)
+        except _Refused as refused:
+            self._refuse(now, refused.why, refused.errors)
             return
-        lines = config_changes(self.engine.config, new)
-        lines += self.engine.apply(new, now)
-        self.secrets = self._load_secrets(new)
+        self.secrets = secrets
         self._config_text = text
-        self._record_apply(now, ok=True, lines=lines or [NO_CHANGES])
-        for line in lines or [NO_CHANGES]:
+        for line in lines:
             self._log(f"apply: {line}")
         self._warn_unset_secrets()
 
-    def _record_apply(self, now: datetime, *, ok: bool, lines: list[str]) -> None:
-        """Answer ``cronduit apply`` and write the audit entry, naming the operator that
-        command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``)."""
+    def _read_config(self) -> tuple[str, Config, Mapping[str, str]]:
+        """The file's text, its config and the secrets it names; what the file holds is
+        refused, never retried: trying again would not mend it."""
+        try:
+            text = self.config_path.read_bytes().decode("utf-8")
+            new = load_config(text, str(self.config_path))
+        except ConfigErrors as errors:
+            raise _Refused("the config has errors", str(errors).splitlines()) from None
+        except UnicodeDecodeError as error:  # where, as check says it
+            data = error.object
+            line = data.count(b"\n", 0, error.start) + 1
+            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+            raise _Refused("the config has errors",
+                           [f"{self.config_path}:{line}:{column}: not UTF-8 text"]) from None
+        except Exception as error:
+            raise _Refused(f"cannot read {self.config_path}: {_why(error)}") from None
+        try:
+            return text, new, self._load_secrets(new)
+        except Exception as error:
+            raise _Refused(f"cannot read the secrets (settings.secrets_file): {_why(error)}"
+                           ) from None
+
+    def _apply_config(self, new: Config, text: str, now: datetime) -> list[str]:
+        """Apply ``new`` and record it in one transaction; what it changed."""
+        try:
+            lines = config_changes(self.engine.config, new)
+
+            def record(tx: Transaction, engine_lines: list[str]) -> None:
+                lines.extend(engine_lines)
+                self._write_apply(tx, now, ok=True, lines=lines or [NO_CHANGES], text=text)
+
+            self.engine.apply(new, now, record)
+        except Exception as error:
+            if reason_of(error) is not None:
+                raise  # the store: the loop waits it out and applies again
+            raise _Refused(f"cannot apply the config: {_why(error)}") from error
+        return lines or [NO_CHANGES]
+
+    def _refuse(self, now: datetime, why: str, errors: list[str]) -> None:
+        """Answer ``cronduit apply`` with the refusal, then log it: one line, and one per
+        error of the file."""
         with self.store.transaction() as tx:
-            if ok:
-                write_applied(tx, self._config_text, str(self.config_path), now)
-            tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
-                                                  "lines": lines}))
-            asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")
-            tx.set_meta(APPLY_ASKED, "{}")
-            audit.record(tx, "apply", asked.get("operator") or "signal", now, ok=ok,
-                         changes=audit.apply_lines(lines))
+            self._write_apply(tx, now, ok=False, lines=errors or [why], text=None)
+        self._log(f"apply refused: {why}; the running config stays")
+        for line in errors:
+            self._log(f"apply refused: {line}")
+
+    def _write_apply(self, tx: Transaction, now: datetime, *, ok: bool, lines: list[str],
+                     text: str | None) -> None:
+        """Answer ``cronduit apply`` and write the audit entry, naming the operator that
+        command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``); an apply that
+        was applied keeps its ``text`` as the config in force."""
+        if ok and text is not None:
+            write_applied(tx, text, str(self.config_path), now)
+        tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
+                                              "lines": lines}))
+        asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")
+        tx.set_meta(APPLY_ASKED, "{}")
+        audit.record(tx, "apply", asked.get("operator") or "signal", now, ok=ok,
+                     changes=audit.apply_lines(lines))
+
+
+def _why(error: Exception) -> str:
+    """An error in one line: its own words, else its kind."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    if isinstance(error, UnicodeDecodeError):  # its words would show a byte of the file
+        return "not UTF-8 text"
+    words = " ".join(str(error).split())
+    return f"{type(error).__name__}: {words}" if words else type(error).__name__
 
 
 def _url_host(host: str) -> str:

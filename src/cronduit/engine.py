@@ -164,16 +164,9 @@ class Engine:
 
     # -- config ------------------------------------------------------------------------------
 
-    def _set_config(self, config: Config) -> None:
+    def _set_config(self, config: Config, schedules: dict[str, Schedule] | None = None) -> None:
         self.config = config
-        # Equal schedules become one object, so the jobs sharing one (every 1m, a common cron
-        # line) share its cached label and name formatting, not only their firing decision.
-        interned: dict[Schedule, Schedule] = {}
-        self._schedules = {
-            name: interned.setdefault(schedule, schedule)
-            for name, job in config.jobs.items()
-            if (schedule := schedule_of(job)) is not None
-        }
+        self._schedules = _schedules_of(config) if schedules is None else schedules
         # Jobs with the same schedule and catch-up policy decide alike from the same timer
         # state: a small number names each such group, cheaper to hash per firing than the
         # schedule and the policy themselves.
@@ -188,19 +181,21 @@ class Engine:
             if after is not None:
                 self._followers.setdefault(after.job, []).append((job, after))
 
-    def apply(self, config: Config, now: datetime) -> list[str]:
+    def apply(self, config: Config, now: datetime,
+              record: Callable[[Transaction, list[str]], None] | None = None) -> list[str]:
         """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
-        edit rules; the list of changes, for the operator."""
-        before = self.config
-        if config is not before:
-            self._set_config(config)
-        try:
-            return self._apply(config, now)
-        except BaseException:
-            self._set_config(before)  # nothing was applied: the running config stays
-            raise
+        edit rules; the list of changes, for the operator. ``record`` writes what the caller
+        keeps of the apply, given the changes, in the same transaction. All of it commits,
+        or none of it, whatever is raised; the engine (and whoever reads its ``config``)
+        takes the new config only once it has committed."""
+        schedules = self._schedules if config is self.config else _schedules_of(config)
+        changes = self._apply(config, schedules, now, record)
+        if config is not self.config:
+            self._set_config(config, schedules)
+        return changes
 
-    def _apply(self, config: Config, now: datetime) -> list[str]:
+    def _apply(self, config: Config, schedules: dict[str, Schedule], now: datetime,
+               record: Callable[[Transaction, list[str]], None] | None) -> list[str]:
         changes: list[str] = []
         with self.store.transaction() as tx:
             for cleared in control.clear_removed(tx, config.jobs.keys(), now):
@@ -208,17 +203,19 @@ class Engine:
             stored = {timer.job: timer for timer in tx.timers()}
             changes += self._pause_new_jobs(tx, config, stored, now)
             for name in stored:
-                if name not in self._schedules:
+                if name not in schedules:
                     tx.delete_timer(name)
                     changes.append(f"{name}: timer removed")
             if self.dispatch:
                 armed: list[Timer] = []
-                for name, schedule in self._schedules.items():
+                for name, schedule in schedules.items():
                     change = self._arm(config.jobs[name], schedule, stored.get(name), now,
                                        armed)
                     if change:
                         changes.append(f"{name}: {change}")
                 tx.put_timers(armed)
+            if record is not None:
+                record(tx, changes)
         return changes
 
     def _pause_new_jobs(self, tx: Transaction, config: Config, stored: dict[str, Timer],
@@ -702,6 +699,15 @@ class Engine:
             return datetime.min.replace(tzinfo=UTC)  # more to launch: come back at once
         with self.store.transaction() as tx:
             return tx.next_due(with_timers=self.dispatch)
+
+
+def _schedules_of(config: Config) -> dict[str, Schedule]:
+    """Each timed job's schedule. Equal schedules become one object, so the jobs sharing one
+    (every 1m, a common cron line) share its cached label and name formatting, not only their
+    firing decision."""
+    interned: dict[Schedule, Schedule] = {}
+    return {name: interned.setdefault(schedule, schedule)
+            for name, job in config.jobs.items() if (schedule := schedule_of(job)) is not None}
 
 
 def _catch_up(job: Job) -> CatchUpPolicy:

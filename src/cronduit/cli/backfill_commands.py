@@ -26,6 +26,7 @@ from cronduit.cli.state_commands import parse_instant
 from cronduit.core import backfill
 from cronduit.core.config.model import Job
 from cronduit.core.enums import Outcome
+from cronduit.core.limits import MAX_SLOTS_LISTED
 from cronduit.core.timespec import Slot, format_utc, schedule_of
 from cronduit.daemon_state import running_daemon
 from cronduit.ports import Run
@@ -45,7 +46,8 @@ FAILED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.CANCELLED})
               show_default=True,
               help="How these triggers meet runs: serial runs each slot on its own, one "
                    "after another; the others as in the config.")
-@click.option("--max", "limit", type=click.IntRange(1), default=backfill.DEFAULT_MAX_SLOTS,
+@click.option("--max", "limit", type=click.IntRange(1, MAX_SLOTS_LISTED),
+              default=backfill.DEFAULT_MAX_SLOTS,
               show_default=True, help="Refuse a window holding more slots than this.")
 @click.option("--dry-run", is_flag=True, help="List the slots it would run; accept nothing.")
 @click.option("--operator", help="Who asks (recorded on the runs) [default: the OS user].")

@@ -36,6 +36,7 @@ from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
+from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import clean
 from cronduit.daemon_state import running_daemon
 from cronduit.executor.logs import LogReader
@@ -105,7 +106,7 @@ def _outcome_cell(run: Run) -> str:
 
 @job.command("history")
 @click.argument("name")
-@click.option("-n", "limit", default=20, show_default=True, type=click.IntRange(1),
+@click.option("-n", "limit", default=20, show_default=True, type=click.IntRange(1, MAX_LISTED),
               help="How many runs, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="One run record per line (SPEC §5).")
 @config_option

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 
 from cronduit.core.config import Config, ConfigErrors, load_config
+from cronduit.core.limits import instant_problem
 
 DEFAULT_CONFIG = "cronduit.yaml"
 CONFIG_ENV = "CRONDUIT_CONFIG"
@@ -52,6 +54,15 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr and exit: the CLI's contract for errors it can name."""
     click.echo(f"cronduit: {message}", err=True)
     sys.exit(code)
+
+
+def bounded_instant(value: datetime, text: str, option: str) -> datetime:
+    """``value`` (aware) in UTC, or exit 2 when it is outside the instants cronduit takes:
+    slots searched from it must stay inside the calendar."""
+    problem = instant_problem(value)
+    if problem is not None:
+        fail(f"{option}: {text!r} {problem}")
+    return value.astimezone(UTC)
 
 
 def read_config_text(path: Path) -> str:
