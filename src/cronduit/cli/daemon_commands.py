@@ -18,7 +18,7 @@ import click
 
 from cronduit.cli.context import Runtime, State, open_state, runtime
 from cronduit.cli.job_commands import default_operator
-from cronduit.cli.options import config_option, fail, load_config_and_text
+from cronduit.cli.options import config_option, fail, load_config_and_text, operator_option
 from cronduit.cli.render import echo_json, utc
 from cronduit.clock import SystemClock
 from cronduit.daemon import APPLY_ASKED, NO_CHANGES, Daemon, ListenError
@@ -116,7 +116,7 @@ async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
 
 
 @click.command()
-@click.option("--operator", help="Who applies (in the audit log) [default: the OS user].")
+@operator_option("Who applies (in the audit log) [default: the OS user].")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the daemon's answer as one JSON object: ok, at, changes, errors.")
 @config_option

@@ -61,6 +61,8 @@ from cronduit.ports import Pause, Transaction
 RUN_ID_WAIT = 5.0
 """Seconds run-now waits for the engine to start the run, to answer with its id."""
 
+API_OPERATOR = "api"
+"""The operator recorded for an API request whose body names none."""
 _NOT_FOUND = "no such webhook"
 DRY_RUN_NOTE = ("the daemon runs in dry run: the run was accepted and waits; it starts when "
                 "the daemon next starts normally")
@@ -176,7 +178,7 @@ class _Routes:
         queue = _flag(request.query_params.get("queue"), "queue")
         asked = _run_request(await read_limited(request, WEBHOOK_LIMIT))
         inputs = intake.check_inputs(target, asked.inputs)
-        operator = asked.operator or "api"
+        operator = _operator(asked.operator)
         now = gateway.clock.now()
 
         def accept(tx: Transaction) -> intake.Accepted:
@@ -201,7 +203,7 @@ class _Routes:
         now = gateway.clock.now()
 
         def pause(tx: Transaction) -> Pause:
-            return control.pause(tx, name, asked.reason, asked.operator or "api", asked.until,
+            return control.pause(tx, name, asked.reason, _operator(asked.operator), asked.until,
                                  now)
 
         return _answer(_pause_record(await gateway.acceptor.submit(pause)), 200)
@@ -215,9 +217,15 @@ class _Routes:
         now = gateway.clock.now()
 
         def resume(tx: Transaction) -> Pause:
-            return control.resume(tx, name, asked.operator or "api", now)
+            return control.resume(tx, name, _operator(asked.operator), now)
 
         return _answer(_pause_record(await gateway.acceptor.submit(resume)), 200)
+
+
+def _operator(given: str | None) -> str:
+    """Who asks: the body's ``operator`` (held to the rule of every operator field where it
+    is recorded), else :data:`API_OPERATOR`."""
+    return API_OPERATOR if given is None else given
 
 
 def _configured(gateway: Gateway, name: str) -> str:
