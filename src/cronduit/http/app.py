@@ -3,7 +3,9 @@ the inputs), hands one write to the acceptor, and answers only once that write i
 
 Status codes follow SPEC §4: a job webhook answers 404 alike for an unknown job, a job
 without ``webhook: true`` and a wrong token, so a caller cannot probe for job names; 413
-past the body limit; 422 for inputs that break a declared rule; 202 once accepted. Run-now
+past the body limit; 400 for JSON that cannot be read (not JSON where it says it is, or
+nested deeper than :data:`~cronduit.core.json_depth.MAX_JSON_DEPTH`); 422 for inputs that
+break a declared rule; 202 once accepted. Run-now
 answers 401 without a valid API token, 404 for an unknown job, 409 when refused, and 201
 with the run (in a dry run: accepted and waiting, with a note saying so).
 
@@ -39,6 +41,7 @@ from cronduit.core.github import (
     read_delivery,
     with_verified_branch,
 )
+from cronduit.core.json_depth import JsonTooDeep, check_json_depth, loads
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
 from cronduit.core.timespec import format_utc
@@ -148,9 +151,11 @@ class _Routes:
                                      "settings.github_secret")
         delivery_id = intake.github_delivery_id(headers.get("x-github-delivery"))
         try:
-            event = read_delivery(headers.get("x-github-event"), json.loads(body))
+            event = read_delivery(headers.get("x-github-event"), loads(body, "body"))
         except DeliveryError as error:
             raise intake.RequestRefused(422, str(error)) from None
+        except JsonTooDeep as error:
+            raise intake.RequestRefused(400, str(error)) from None
         except ValueError:
             raise intake.RequestRefused(400, "body: not valid JSON") from None
         rules = _rules(gateway)
@@ -315,7 +320,9 @@ def _body_inputs(body: bytes, request: Request) -> object:
         return None
     declared_json = "json" in request.headers.get("content-type", "")
     try:
-        parsed: Any = json.loads(body)
+        parsed: Any = loads(body, "body")
+    except JsonTooDeep as error:  # whatever its type says: its inputs could not be read
+        raise intake.RequestRefused(400, str(error)) from None
     except ValueError:
         if declared_json:
             raise intake.RequestRefused(400, "body: declared JSON but is not valid JSON") from None
@@ -335,6 +342,12 @@ def _body(model: type[M], body: bytes, *, empty: bool) -> M:
     allows it; 422 naming each problem otherwise."""
     if not body.strip() and empty:
         return model()
+    try:
+        # Measured as pydantic reads it (UTF-8), so its own nesting limit is never the one
+        # that answers: the message names cronduit's.
+        check_json_depth(body.decode("utf-8", "replace"), "body")
+    except JsonTooDeep as error:
+        raise intake.RequestRefused(422, str(error)) from None
     try:
         return model.model_validate_json(body)
     except ValidationError as error:
