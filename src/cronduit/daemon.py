@@ -51,6 +51,7 @@ from cronduit.faults import reason_of
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, Runner, Store
+from cronduit.secrets import SecretsError, missing_secrets_file
 
 T = TypeVar("T")
 
@@ -244,7 +245,11 @@ class Daemon:
         return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
 
     def _warn_unset_secrets(self) -> None:
-        """One line for each secret the config names and nothing sets (names only)."""
+        """One line for each secret the config names and nothing sets (names only), after
+        one for a secrets file the config names and that does not exist."""
+        missing = missing_secrets_file(self.engine.config, self.config_path)
+        if missing is not None:
+            self._log(f"warning: {missing}")
         for unset in unset_secrets(self.engine.config, self.secrets):
             self._log(f"warning: {unset.where} names the secret {unset.name}, which is not set "
                       f"(neither in the secrets file nor in the environment): {unset.effect}")
@@ -381,16 +386,19 @@ class Daemon:
         try:
             text = self.config_path.read_text()
             new = load_config(text, str(self.config_path))
-        except (ConfigErrors, OSError) as error:
+            secrets = self._load_secrets(new)  # before anything changes: all or nothing
+        except (ConfigErrors, OSError, SecretsError) as error:
             lines = str(error).splitlines()
             self._record_apply(now, ok=False, lines=lines)
-            self._log("apply refused: the config has errors; the running config stays")
+            what = "the secrets file" if isinstance(error, SecretsError) else "the config"
+            self._log(f"apply refused: {what} has errors; the running config and secrets "
+                      "stay")
             for line in lines:
                 self._log(f"apply refused: {line}")
             return
         lines = config_changes(self.engine.config, new)
         lines += self.engine.apply(new, now)
-        self.secrets = self._load_secrets(new)
+        self.secrets = secrets
         self._config_text = text
         self._record_apply(now, ok=True, lines=lines or [NO_CHANGES])
         for line in lines or [NO_CHANGES]:
