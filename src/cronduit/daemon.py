@@ -390,9 +390,9 @@ class Daemon:
         except (ConfigErrors, OSError, SecretsError) as error:
             lines = str(error).splitlines()
             self._record_apply(now, ok=False, lines=lines)
-            what = "the secrets file" if isinstance(error, SecretsError) else "the config"
-            self._log(f"apply refused: {what} has errors; the running config and secrets "
-                      "stay")
+            self._log("apply refused: the secrets file has errors; the running config and "
+                      "secrets stay" if isinstance(error, SecretsError) else
+                      "apply refused: the config has errors; the running config stays")
             for line in lines:
                 self._log(f"apply refused: {line}")
             return
