@@ -5,9 +5,10 @@ Status codes follow SPEC §4: a job webhook answers 404 alike for an unknown job
 without ``webhook: true`` and a wrong token, so a caller cannot probe for job names; 413
 past the body limit; 400 for JSON that cannot be read (not JSON where it says it is, or
 nested deeper than :data:`~cronduit.core.json_depth.MAX_JSON_DEPTH`); 422 for inputs that
-break a declared rule; 202 once accepted. Run-now
-answers 401 without a valid API token, 404 for an unknown job, 409 when refused, and 201
-with the run (in a dry run: accepted and waiting, with a note saying so).
+break a declared rule; 202 once accepted. Run-now answers 401 without a valid API token,
+404 for an unknown job, 409 when refused, 422 for a body it cannot take (an operator that
+breaks the rule of :func:`cronduit.core.text.check_line` included), and 201 with the run
+(in a dry run: accepted and waiting, with a note saying so).
 
 The app is plain Starlette, not FastAPI: FastAPI's per-request machinery (dependency
 solving, its middleware stack) cost about 130 µs a request here, more than everything else
@@ -183,7 +184,7 @@ class _Routes:
         queue = _flag(request.query_params.get("queue"), "queue")
         asked = _run_request(await read_limited(request, WEBHOOK_LIMIT))
         inputs = intake.check_inputs(target, asked.inputs)
-        operator = _operator(asked.operator)
+        operator = intake.checked_operator(_operator(asked.operator))  # before any write
         now = gateway.clock.now()
 
         def accept(tx: Transaction) -> intake.Accepted:
