@@ -52,6 +52,7 @@ from cronduit.memory import TRIM_EVERY, release_free_memory
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, Runner, Store, Transaction
+from cronduit.secrets import SecretsError, missing_secrets_file
 
 T = TypeVar("T")
 
@@ -78,10 +79,13 @@ class _StoppedWaiting(Exception):
 class _Refused(Exception):
     """An apply refused: why, in one line, and the file's errors if it has any."""
 
-    def __init__(self, why: str, errors: list[str] | None = None) -> None:
+    def __init__(self, why: str, errors: list[str] | None = None, *,
+                 stays: str = "the running config stays") -> None:
         super().__init__(why)
         self.why = why
         self.errors = errors or []
+        self.stays = stays
+        """What the refusal leaves in force, as the log says it."""
 
 
 class Daemon:
@@ -256,7 +260,11 @@ class Daemon:
         return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
 
     def _warn_unset_secrets(self) -> None:
-        """One line for each secret the config names and nothing sets (names only)."""
+        """One line for each secret the config names and nothing sets (names only), after
+        one for a secrets file the config names and that does not exist."""
+        missing = missing_secrets_file(self.engine.config, self.config_path)
+        if missing is not None:
+            self._log(f"warning: {missing}")
         for unset in unset_secrets(self.engine.config, self.secrets):
             self._log(f"warning: {unset.where} names the secret {unset.name}, which is not set "
                       f"(neither in the secrets file nor in the environment): {unset.effect}")
@@ -400,7 +408,7 @@ class Daemon:
             text, new, secrets = self._read_config()
             lines = self._apply_config(new, text, now)
         except _Refused as refused:
-            self._refuse(now, refused.why, refused.errors)
+            self._refuse(now, refused)
             return
         self.secrets = secrets
         self._config_text = text
@@ -426,6 +434,9 @@ class Daemon:
             raise _Refused(f"cannot read {self.config_path}: {_why(error)}") from None
         try:
             return text, new, self._load_secrets(new)
+        except SecretsError as error:
+            raise _Refused("the secrets file has errors", str(error).splitlines(),
+                           stays="the running config and secrets stay") from None
         except Exception as error:
             raise _Refused(f"cannot read the secrets (settings.secrets_file): {_why(error)}"
                            ) from None
@@ -446,13 +457,14 @@ class Daemon:
             raise _Refused(f"cannot apply the config: {_why(error)}") from error
         return lines or [NO_CHANGES]
 
-    def _refuse(self, now: datetime, why: str, errors: list[str]) -> None:
+    def _refuse(self, now: datetime, refused: _Refused) -> None:
         """Answer ``cronduit apply`` with the refusal, then log it: one line, and one per
         error of the file."""
         with self.store.transaction() as tx:
-            self._write_apply(tx, now, ok=False, lines=errors or [why], text=None)
-        self._log(f"apply refused: {why}; the running config stays")
-        for line in errors:
+            self._write_apply(tx, now, ok=False, lines=refused.errors or [refused.why],
+                              text=None)
+        self._log(f"apply refused: {refused.why}; {refused.stays}")
+        for line in refused.errors:
             self._log(f"apply refused: {line}")
 
     def _write_apply(self, tx: Transaction, now: datetime, *, ok: bool, lines: list[str],
