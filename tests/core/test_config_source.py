@@ -326,23 +326,3 @@ def test_nesting_too_deep_is_still_refused() -> None:
     """Past 64 levels the located read reports where."""
     [found] = errors("[" * 70 + "]" * 70 + "\n")
     assert found.endswith("nested too deeply")
-
-
-@pytest.mark.parametrize(("text", "filename", "expected"), [
-    ("kept_runs: " + "1" * 5000 + "\n", "c.yaml", "c.yaml:1:12: a whole number of more than "
-                                                   "4,300 digits"),
-    ("a: [1, -" + "9" * 4301 + "]\n", "c.yaml", "c.yaml:1:8: a whole number of more than "
-                                                 "4,300 digits"),
-    ('{"a": [1,\n  ' + "1" * 5000 + "]}", "c.json", "c.json:2:3: a whole number of more "
-                                                     "than 4,300 digits"),
-])
-def test_a_number_longer_than_python_reads_is_a_located_error(text: str, filename: str,
-                                                              expected: str) -> None:
-    """Python refuses to read a decimal number past 4,300 digits; the file gets an error at
-    the number instead of a ValueError."""
-    assert [expected] == errors(text, filename)
-
-
-def test_leading_zeros_do_not_count_towards_the_digits() -> None:
-    """``000…0007`` is seven, however many zeros lead it."""
-    assert {"a": 7, "b": -7} == read("a: " + "0" * 5000 + "7\nb: -" + "0" * 5000 + "7\n").data

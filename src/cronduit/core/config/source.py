@@ -55,10 +55,6 @@ __all__ = ["Document", "Position", "Positions", "read_document"]
 _TAG = "tag:yaml.org,2002:"
 _MAX_VALUES = 100_000  # far beyond any real config; stops alias bombs ("billion laughs")
 _MAX_DEPTH = 64
-MAX_DIGITS = 4300
-"""Decimal digits of a whole number, at most (leading zeros aside): as many as Python reads
-(``sys.int_info.default_max_str_digits``), and far past any bound of the config."""
-_TOO_LONG = f"a whole number of more than {MAX_DIGITS:,} digits"
 
 
 @dataclass(frozen=True, order=True)
@@ -301,14 +297,10 @@ def _scalar(node: ScalarNode) -> object:
     value = parse(str(node.value))
     if value is _INVALID:
         raise _SourceError(_position(node.start_mark), f"not a valid !!{kind} value")
-    if value is _LONG:
-        raise _SourceError(_position(node.start_mark), _TOO_LONG)
     return value
 
 
 _INVALID: Final = object()
-_LONG: Final = object()
-"""A whole number past :data:`MAX_DIGITS`: Python would refuse to read it."""
 
 
 def _text(text: str) -> object:
@@ -328,14 +320,7 @@ def _int(text: str) -> object:
         return _INVALID
     if text.startswith(("0o", "0x")):
         return int(text[2:], 8 if text[1] == "o" else 16)
-    return _decimal(text)
-
-
-def _decimal(text: str) -> object:
-    """A decimal whole number, or :data:`_LONG` past :data:`MAX_DIGITS` digits."""
-    sign = text[:1] if text[:1] in "+-" else ""
-    digits = text[len(sign):].lstrip("0") or "0"
-    return _LONG if len(digits) > MAX_DIGITS else int(sign + digits)
+    return int(text)
 
 
 def _float(text: str) -> object:
@@ -419,7 +404,7 @@ class _Plain:
             tag = self._resolve(ScalarNode, event.value, event.implicit)
         parse = _PARSE_BY_TAG.get(tag)
         value = _INVALID if parse is None else parse(event.value)
-        if value is _INVALID or value is _LONG:
+        if value is _INVALID:
             raise _Unusual
         return self._shared.setdefault(value, value) if isinstance(value, str) else value
 
@@ -534,7 +519,7 @@ def _looks_like_json(text: str, filename: str) -> bool:
 
 def _read_json(text: str, filename: str) -> Document:
     try:
-        parsed = json.loads(text, object_pairs_hook=_Object, parse_int=_decimal)
+        parsed = json.loads(text, object_pairs_hook=_Object)
     except json.JSONDecodeError as error:
         message = f"invalid JSON: {error.msg}"
         raise ConfigErrors([ConfigError(filename, error.lineno, error.colno, message)]) from None
@@ -551,7 +536,7 @@ def _read_json(text: str, filename: str) -> Document:
 
 def _plain_json(value: Any, depth: int, shared: dict[str, str]) -> object:
     """:class:`_JsonBuilder`'s data for a file it finds nothing wrong with."""
-    if depth > _MAX_DEPTH or value is _LONG:
+    if depth > _MAX_DEPTH:
         raise _Unusual
     if isinstance(value, _Object):
         result: dict[str, object] = {}
@@ -588,8 +573,6 @@ class _JsonBuilder:
             raise _SourceError(self._builder.values.get(path[:-1], _START), "nested too deeply")
         if node is not None:
             self._builder.values[path] = _position(node.start_mark)
-        if value is _LONG:
-            raise _SourceError(self._builder.values.get(path, _START), _TOO_LONG)
         if isinstance(value, _Object):
             return self._object(value, node if isinstance(node, MappingNode) else None, path)
         if isinstance(value, list):
