@@ -55,3 +55,11 @@ def test_before_walks_down_to_the_spans_start_and_no_further(zone: str) -> None:
         next(cron.before(datetime(1, 1, 20, tzinfo=UTC)), None),
         local_day(cron, earliest),
     ]
+
+
+def test_the_next_slot_from_the_first_days_of_the_calendar_takes_the_general_walk() -> None:
+    """An instant on 2 January of year 1 reads as 1 January on Havana's clock (LMT, -5:29):
+    the fast path's day before would leave the calendar (found by fuzzing)."""
+    schedule = cron_schedule("25 15 1 1 */1", "America/Havana")
+    start = datetime(1, 1, 2, 4, 8, tzinfo=UTC)
+    assert next(schedule.slots_after(start)) == schedule.next_after(start)

@@ -615,8 +615,8 @@ class DailyPlan:
         (and a day before it) without a transition, where they are one bisection away. Every
         other case takes the general walk of :meth:`after`.
         """
-        if not _WALK_FROM <= instant < _WALK_UNTIL:
-            return next(self.after(instant), None)
+        if not _FIRST_SLOT_AFTER + 2 * 86_400 <= instant < _WALK_UNTIL:
+            return next(self.after(instant), None)  # the day before must be in the calendar
         day = self._local_date(instant)
         if day.month in self._months and day.day in self._days_of(day.year, day.month):
             ordinal = day.toordinal()
