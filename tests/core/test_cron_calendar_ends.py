@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from cronduit import Cron
-from cronduit.core.timespec import cron_schedule
+from cronduit.core.timespec import cron_schedule, format_utc
 
 FIRST = datetime(1, 1, 1, tzinfo=UTC)
 LAST = datetime(9999, 12, 31, 23, 59, tzinfo=UTC)
@@ -63,3 +63,8 @@ def test_the_next_slot_from_the_first_days_of_the_calendar_takes_the_general_wal
     schedule = cron_schedule("25 15 1 1 */1", "America/Havana")
     start = datetime(1, 1, 2, 4, 8, tzinfo=UTC)
     assert next(schedule.slots_after(start)) == schedule.next_after(start)
+
+
+def test_an_instant_of_the_first_years_prints_with_four_digits() -> None:
+    """ISO 8601 writes year 1 as 0001; strftime's %Y does not pad it."""
+    assert "0001-02-01T12:00:00Z" == format_utc(datetime(1, 2, 1, 12, tzinfo=UTC))
