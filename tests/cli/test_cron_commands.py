@@ -212,4 +212,3 @@ def test_cron_next_json_for_a_job_gives_the_slot_and_its_jittered_due_time(
     assert (0, plain.split(), [("2026-06-01T00:30:00Z", "2026-06-01 01:30 Europe/London"),
                                ("2026-06-02T00:30:00Z", "2026-06-02 01:30 Europe/London")]) == (
         code, [r["due"] for r in records], [(r["slot"], r["name"]) for r in records])
-
