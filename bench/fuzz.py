@@ -36,7 +36,9 @@ from hypothesis.errors import NoSuchExample
 from tests.fuzzing import SUITE, Finding, shown
 from tests.fuzzing.targets import BY_NAME, TARGETS, Check, Target
 
-SOURCE = str(Path(__file__).resolve().parent.parent / "src")
+import cronduit
+
+SOURCE = str(Path(cronduit.__file__).resolve().parent)
 
 
 def signature(error: BaseException) -> str:
