@@ -61,6 +61,7 @@ from tests.fuzzing.values import (
     texts,
     to_json,
     to_yaml,
+    weighted,
 )
 
 CANARY = "canary-7f3a9e"
@@ -376,10 +377,10 @@ def any_shape() -> st.SearchStrategy[str]:
     ))
 
 
-_TEXTS = st.one_of(
-    near_valid(), near_valid(), extreme_numbers(), any_shape(), yaml_soup(),
-    st.text(st.characters(codec=None), max_size=200), st.text(max_size=60),
-    deep_yaml(), deep_json(),
+_TEXTS = weighted(
+    (6, near_valid()), (4, extreme_numbers()), (4, any_shape()), (2, yaml_soup()),
+    (1, st.text(st.characters(codec=None), max_size=200)), (1, st.text(max_size=60)),
+    (1, deep_yaml()), (1, deep_json()),
 )
 
 

@@ -28,9 +28,10 @@ from hypothesis import strategies as st
 
 from cronduit.core.cron import Cron, CronError, DstPolicy, ZoneError
 from cronduit.core.enums import DstFold, DstGap
-from tests.core.strategies import ODD_ZONES, ZONES, transitions
+from tests.core.strategies import ODD_ZONES, ZONES, instants_near_transitions, transitions
 from tests.core.strategies import cron_texts as valid_cron_texts
 from tests.fuzzing import expect
+from tests.fuzzing.values import weighted
 
 ALL_ZONES = tuple(sorted(zoneinfo.available_timezones()))
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -238,12 +239,13 @@ def near_valid_cron(draw: st.DrawFn) -> str:
 def cron_texts() -> st.SearchStrategy[str]:
     """Cron expressions: valid ones (as the oracle test draws them), near-valid ones,
     macros, and any text."""
-    return st.one_of(
-        valid_cron_texts, valid_cron_texts, near_valid_cron(), st.sampled_from(_MACROS),
-        st.text(max_size=20),
-    )
+    return weighted((6, valid_cron_texts), (2, near_valid_cron()),
+                    (1, st.sampled_from(_MACROS)), (1, st.text(max_size=20)))
 
 
+_TEXTS = cron_texts()
+_ZONES = weighted((4, st.sampled_from(ZONES)), (5, st.sampled_from(ALL_ZONES)),
+                  (1, st.sampled_from(["Nope/Zone", "", "UTC ", "../UTC"])))
 starts = st.one_of(
     st.datetimes(datetime(1970, 1, 1), datetime(2200, 1, 1), timezones=st.just(UTC)),
     st.datetimes(datetime(1900, 1, 1), datetime(1970, 1, 1), timezones=st.just(UTC)),
@@ -254,9 +256,11 @@ starts = st.one_of(
 
 @st.composite
 def cron_cases(draw: st.DrawFn) -> CronCase:
-    """An expression, a zone (a tricky one often), a DST policy and a start instant."""
-    zone = draw(st.one_of(st.sampled_from(ZONES), st.sampled_from(ALL_ZONES),
-                          st.sampled_from(["Nope/Zone", "", "UTC ", "../UTC"])))
+    """An expression, a zone (a tricky one often), a DST policy and a start instant (in a
+    zone with tricky clock changes, within two days of one, half the time)."""
+    zone = draw(_ZONES)
     policy = draw(st.sampled_from([(DstGap.RUN, DstFold.ONCE)] * 3
                                   + [(g, f) for g in DstGap for f in DstFold]))
-    return CronCase(draw(cron_texts()), zone, *policy, draw(starts))
+    near_change = zone in ZONES and draw(st.booleans())
+    start = draw(instants_near_transitions(zone) if near_change else starts)
+    return CronCase(draw(_TEXTS), zone, *policy, start)

@@ -34,7 +34,15 @@ from hypothesis import strategies as st
 
 from cronduit.core.signing import webhook_token
 from tests.fuzzing import expect
-from tests.fuzzing.values import deep_json, documents, mutated, scalars, texts, to_json
+from tests.fuzzing.values import (
+    deep_json,
+    documents,
+    mutated,
+    scalars,
+    texts,
+    to_json,
+    weighted,
+)
 from tests.http.conftest import API_TOKEN, GITHUB_SECRET, HOOK_SECRET, Api, open_api
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "github"
@@ -266,4 +274,4 @@ def api_cases(draw: st.DrawFn) -> HttpCase:
 
 def http_cases() -> st.SearchStrategy[HttpCase]:
     """Webhooks, GitHub deliveries and API writes, in about equal shares."""
-    return st.one_of(webhook_cases(), github_cases(), api_cases())
+    return weighted((1, webhook_cases()), (1, github_cases()), (1, api_cases()))

@@ -73,6 +73,13 @@ def documents(leaves: st.SearchStrategy[Any] = scalars,
     )
 
 
+def weighted(*choices: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """One of the strategies, each drawn about ``weight`` times in the sum of the weights
+    (``one_of`` draws its branches unevenly, so repeating one does not weight it)."""
+    table = [strategy for weight, strategy in choices for _ in range(weight)]
+    return st.integers(0, len(table) - 1).flatmap(table.__getitem__)
+
+
 # -- mutations -------------------------------------------------------------------------
 
 ValuesFor = Callable[[str | int | None], st.SearchStrategy[Any]]
