@@ -1,6 +1,6 @@
 """Fuzzing the config loader: any text in, a config or located one-line errors out.
 
-Five kinds of case, each a :class:`ConfigCase` (the text, the file name it is loaded as, and
+Six kinds of case, each a :class:`ConfigCase` (the text, the file name it is loaded as, and
 the instant the engine is asked about):
 
 - any text at all (control characters, surrogates, byte order marks, line separators);
@@ -9,14 +9,16 @@ the instant the engine is asked about):
 - documents of any shape, in the config's words or not, written as YAML or JSON;
 - near-valid configs: a config that loads, mutated field by field (a value replaced by one of
   another type or out of every bound, a key dropped, added, misspelt or wrapped);
+- the same config with its numbers and durations set anywhere from 0 to far past every
+  bound, each of its own type, so that many of them load and reach the engine;
 - deep nesting and alias bombs.
 
 :func:`check` loads the text. The loader may refuse it only with :class:`ConfigErrors`, each
-error naming the file, a line and a column inside the text, and a one-line message that
-quotes no value from :data:`CANARY`'s fields. A config that loads is handed to
-:func:`engine_view`, which computes what the engine would from it (next slots, deadlines,
-backoffs, catch-up windows) with the core's pure functions: a value the loader let through
-must not overflow there either.
+error naming the file, a line and a column inside the text, in a one-line message that does
+not repeat :data:`CANARY` (written into the values that may be secret). A config that loads
+is handed to :func:`engine_view`, which computes what the engine would from it (next slots,
+deadlines, backoffs, catch-up windows) with the core's pure functions: a value the loader let
+through must not overflow there either.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from cronduit.core.timespec import (
     next_jittered,
     schedule_of,
 )
+from cronduit.executor.retry import parse_retry_after
 from tests.fuzzing import Finding, expect
 from tests.fuzzing import cron as cron_fuzz
 from tests.fuzzing.values import (
@@ -72,6 +75,11 @@ SQLITE_INTEGER = 2**63
 EX_TEMPFAIL = 75
 NO_RETRY = Retry()
 """What the engine retries by when a job has no ``retry``: only an exit with EX_TEMPFAIL."""
+
+LONGEST_HINTS = tuple(hint for text in (b"9" * 12, b"999999999d", b"3650d")
+                      if (hint := parse_retry_after(text)) is not None)
+"""The longest waits a job can ask for in ``$CRONDUIT_RETRY_AFTER_FILE``, as the executor
+reads them: a retry after one must not overflow either."""
 
 FILENAMES = ("cronduit.yaml", "c.yml", "cronduit.json", "config")
 ERROR_LINE = re.compile(r"[^\n]+:[1-9][0-9]*:[1-9][0-9]*: \S[^\n]*")
@@ -139,9 +147,11 @@ def engine_view(config: Config, now: datetime) -> None:
 def _retries(job: Job, now: datetime, deadline: datetime) -> None:
     retry = job.retry or NO_RETRY
     retry.worst_case_backoff  # noqa: B018 - computed for its overflow, if any
+    reports = [AttemptReport(1), AttemptReport(EX_TEMPFAIL),
+               *(AttemptReport(EX_TEMPFAIL, retry_after=hint) for hint in LONGEST_HINTS)]
     for attempt in range(1, min(retry.attempts, 100) + 1):
-        for status in (1, EX_TEMPFAIL):
-            verdict = judge_attempt(AttemptReport(status), attempt, retry, now, deadline)
+        for report in reports:
+            verdict = judge_attempt(report, attempt, retry, now, deadline)
             if verdict.retry_at is not None:
                 expect(now < verdict.retry_at < deadline, "a retry at %s, outside the run",
                        verdict.retry_at)
