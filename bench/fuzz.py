@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from hypothesis import find, given, seed, settings
-from hypothesis.errors import NoSuchExample
 from tests.fuzzing import SUITE, Finding, shown
 from tests.fuzzing.targets import BY_NAME, TARGETS, Check, Target
 
@@ -49,8 +49,14 @@ def signature(error: BaseException) -> str:
     frames = traceback.extract_tb(error.__traceback__)
     ours = [frame for frame in frames if frame.filename.startswith(SOURCE)]
     where = (ours or frames)[-1] if frames else None
-    place = f"{Path(where.filename).name}:{where.lineno} ({where.name})" if where else "?"
-    return f"{type(error).__name__} at {place}"
+    if where is None:
+        return type(error).__name__
+    path = Path(where.filename)
+    for root in (Path(SOURCE).parent, ROOT):
+        if path.is_relative_to(root):
+            path = path.relative_to(root)
+            break
+    return f"{type(error).__name__} at {path}:{where.lineno} ({where.name})"
 
 
 @dataclass
@@ -103,7 +109,7 @@ def run_target(target: Target, cases: int, seed_value: int, folder: Path | None,
 
 
 class _OutOfTime(Exception):
-    pass
+    """The shrinking of one failure ran out of its seconds."""
 
 
 def _shrink(target: Target, check: Check, name: str, failure: Failure, seconds: float) -> None:
@@ -129,26 +135,27 @@ def _shrink(target: Target, check: Check, name: str, failure: Failure, seconds: 
         failure.smallest = find(target.cases(), fails_so,
                                 settings=settings(SUITE, max_examples=100_000, database=None))
         failure.minimal = True
-    except (_OutOfTime, NoSuchExample):
+    except Exception:  # out of time (Hypothesis may wrap it), or not found again: keep the best
         pass
 
 
+def _print_failures(report: Report) -> None:
+    for name, failure in sorted(report.failures.items(), key=lambda item: -item[1].count):
+        kind = "minimal example" if failure.minimal else "smallest case seen"
+        print(f"FAIL {report.target.name}: {name}  ({failure.count:,} cases)")
+        print(f"  {kind}: {shown(failure.smallest)}")
+        print(f"  raised: {_indented(failure.error)}", flush=True)
+
+
 def _print(reports: list[Report], total_seconds: float) -> int:
-    failed = 0
+    """The summary table; the number of distinct failures."""
     for report in reports:
         print(f"{report.target.name:7} {report.cases:>8,} cases  {len(report.failures):>3} "
               f"failures  {report.seconds:8.1f} s   {report.target.about}")
     cases = sum(report.cases for report in reports)
     failures = sum(len(report.failures) for report in reports)
     print(f"{'total':7} {cases:>8,} cases  {failures:>3} failures  {total_seconds:8.1f} s")
-    for report in reports:
-        for name, failure in sorted(report.failures.items(), key=lambda item: -item[1].count):
-            failed += 1
-            kind = "minimal example" if failure.minimal else "smallest case seen"
-            print(f"\nFAIL {report.target.name}: {name}  ({failure.count:,} cases)")
-            print(f"  {kind}: {shown(failure.smallest)}")
-            print(f"  raised: {_indented(failure.error)}")
-    return failed
+    return failures
 
 
 def _indented(text: str) -> str:
@@ -190,8 +197,11 @@ def main() -> int:
     for target in targets:
         reports.append(run_target(target, counts[target.name], seed_value, args.folder,
                                   args.shrink_seconds))
-        print(f"  {target.name}: done, {reports[-1].cases:,} cases in "
-              f"{reports[-1].seconds:.1f} s", flush=True)
+        report = reports[-1]
+        print(f"  {target.name}: {report.cases:,} cases in {report.seconds:.1f} s, "
+              f"{len(report.failures)} failures", flush=True)
+        _print_failures(report)
+    print()
     return 1 if _print(reports, time.perf_counter() - started) else 0
 
 
