@@ -29,8 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import find, given, seed, settings
 from tests.fuzzing import SUITE, Finding, shown
@@ -38,6 +37,7 @@ from tests.fuzzing.targets import BY_NAME, TARGETS, Check, Target
 
 import cronduit
 
+ROOT = Path(__file__).resolve().parent.parent
 SOURCE = str(Path(cronduit.__file__).resolve().parent)
 
 
