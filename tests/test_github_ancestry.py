@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cronduit.core.json_depth import MAX_JSON_DEPTH
 from cronduit.github_ancestry import ancestor_in_clone, ancestor_on_github, head_in_branch
 
 TOKEN = "ghp_test-token-never-logged"
@@ -365,4 +366,12 @@ def test_the_compare_api_is_asked_with_a_client_of_its_own_when_none_is_given() 
 def test_json_from_github_is_read_not_trusted() -> None:
     """A status that is not a string is no answer."""
     body = json.dumps({"status": ["behind"]})
+    assert None is on_github(lambda request: httpx.Response(200, text=body))
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 100_000])
+def test_an_answer_nested_too_deep_is_unknown_not_a_crash(depth: int) -> None:
+    """A misbehaving API (or whatever answers in its place) cannot take the parser down:
+    the answer is "could not tell", as for any other unreadable body."""
+    body = '{"status": "behind", "x": ' + "[" * depth + "]" * depth + "}"
     assert None is on_github(lambda request: httpx.Response(200, text=body))

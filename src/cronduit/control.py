@@ -14,7 +14,8 @@ from datetime import datetime
 
 from cronduit import audit
 from cronduit.audit import describe, record
-from cronduit.core.pausing import PauseError, check_operator, check_reason, parse_until
+from cronduit.core.pausing import PauseError, parse_until
+from cronduit.core.text import TextError, check_operator, check_reason
 from cronduit.core.timespec import format_utc
 from cronduit.intake import RequestRefused
 from cronduit.ports import Conflict, Pause, Transaction
@@ -29,7 +30,7 @@ def pause(tx: Transaction, job: str, reason: str, operator: str, until: str | No
     try:
         new = Pause(job, check_reason(reason), check_operator(operator), now,
                         None if until is None else parse_until(until, now))
-    except PauseError as error:
+    except (PauseError, TextError) as error:
         raise RequestRefused(422, str(error)) from None
     _refuse_if_paused(tx, job)
     try:
@@ -53,7 +54,7 @@ def resume(tx: Transaction, job: str, operator: str, now: datetime) -> Pause:
     """Resume ``job``: refused (409) when it is not paused."""
     try:
         who = check_operator(operator)
-    except PauseError as error:
+    except TextError as error:
         raise RequestRefused(422, str(error)) from None
     ended = tx.end_pause(job, now, who)
     if ended is None:

@@ -48,9 +48,11 @@ from cronduit.daemon_state import (
 )
 from cronduit.engine import Engine
 from cronduit.faults import reason_of
+from cronduit.memory import TRIM_EVERY, release_free_memory
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
-from cronduit.ports import Clock, Event, Runner, Store
+from cronduit.ports import Clock, Event, Runner, Store, Transaction
+from cronduit.secrets import SecretsError, missing_secrets_file
 
 T = TypeVar("T")
 
@@ -72,6 +74,18 @@ class ListenError(RuntimeError):
 
 class _StoppedWaiting(Exception):
     """Asked to stop while start-up waited for the state folder to be writable."""
+
+
+class _Refused(Exception):
+    """An apply refused: why, in one line, and the file's errors if it has any."""
+
+    def __init__(self, why: str, errors: list[str] | None = None, *,
+                 stays: str = "the running config stays") -> None:
+        super().__init__(why)
+        self.why = why
+        self.errors = errors or []
+        self.stays = stays
+        """What the refusal leaves in force, as the log says it."""
 
 
 class Daemon:
@@ -110,6 +124,8 @@ class Daemon:
         self._outage: outage.Outage | None = None
         """The state folder's outage under way (a full or read-only disk), if any."""
         self._last_beat: float | None = None
+        self._last_trim = 0.0
+        """When free memory was last given back (the loop's clock; 0: at the first turn)."""
         """When the last heartbeat was written, on the loop's monotonic clock."""
         self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
                                 started_at=clock.now().isoformat(), heartbeat_at="",
@@ -244,7 +260,11 @@ class Daemon:
         return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
 
     def _warn_unset_secrets(self) -> None:
-        """One line for each secret the config names and nothing sets (names only)."""
+        """One line for each secret the config names and nothing sets (names only), after
+        one for a secrets file the config names and that does not exist."""
+        missing = missing_secrets_file(self.engine.config, self.config_path)
+        if missing is not None:
+            self._log(f"warning: {missing}")
         for unset in unset_secrets(self.engine.config, self.secrets):
             self._log(f"warning: {unset.where} names the secret {unset.name}, which is not set "
                       f"(neither in the secrets file nor in the environment): {unset.effect}")
@@ -286,6 +306,9 @@ class Daemon:
         if self._last_beat is None or beat_at - self._last_beat >= HEARTBEAT_EVERY.seconds:
             await self._off_loop(self._heartbeat, self.clock.now())
             self._last_beat = beat_at
+        if beat_at - self._last_trim >= TRIM_EVERY:
+            await self._off_loop(release_free_memory)
+            self._last_trim = beat_at
         self._wake.clear()  # before the tick: a wake that comes during it is kept
         due = await self._off_loop(self.engine.tick, self.clock.now())
         self._ticked.set()
@@ -376,39 +399,97 @@ class Daemon:
         self.wake()
 
     def _apply(self) -> None:
-        """Reload the config file; an invalid one is refused and the running one stays."""
+        """Reload the config file, all of it or none of it: a file that cannot be read, does
+        not validate or cannot be applied is refused, with its reasons, and the running
+        config stays. Only a fault of the state folder (a full disk) is raised, with nothing
+        applied, for the loop to try the apply again once the store can be written."""
         now = self.clock.now()
         try:
-            text = self.config_path.read_text()
-            new = load_config(text, str(self.config_path))
-        except (ConfigErrors, OSError) as error:
-            lines = str(error).splitlines()
-            self._record_apply(now, ok=False, lines=lines)
-            self._log("apply refused: the config has errors; the running config stays")
-            for line in lines:
-                self._log(f"apply refused: {line}")
+            text, new, secrets = self._read_config()
+            lines = self._apply_config(new, text, now)
+        except _Refused as refused:
+            self._refuse(now, refused)
             return
-        lines = config_changes(self.engine.config, new)
-        lines += self.engine.apply(new, now)
-        self.secrets = self._load_secrets(new)
+        self.secrets = secrets
         self._config_text = text
-        self._record_apply(now, ok=True, lines=lines or [NO_CHANGES])
-        for line in lines or [NO_CHANGES]:
+        for line in lines:
             self._log(f"apply: {line}")
         self._warn_unset_secrets()
 
-    def _record_apply(self, now: datetime, *, ok: bool, lines: list[str]) -> None:
-        """Answer ``cronduit apply`` and write the audit entry, naming the operator that
-        command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``)."""
+    def _read_config(self) -> tuple[str, Config, Mapping[str, str]]:
+        """The file's text, its config and the secrets it names; what the file holds is
+        refused, never retried: trying again would not mend it."""
+        try:
+            text = self.config_path.read_bytes().decode("utf-8")
+            new = load_config(text, str(self.config_path))
+        except ConfigErrors as errors:
+            raise _Refused("the config has errors", str(errors).splitlines()) from None
+        except UnicodeDecodeError as error:  # where, as check says it
+            data = error.object
+            line = data.count(b"\n", 0, error.start) + 1
+            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+            raise _Refused("the config has errors",
+                           [f"{self.config_path}:{line}:{column}: not UTF-8 text"]) from None
+        except Exception as error:
+            raise _Refused(f"cannot read {self.config_path}: {_why(error)}") from None
+        try:
+            return text, new, self._load_secrets(new)
+        except SecretsError as error:
+            raise _Refused("the secrets file has errors", str(error).splitlines(),
+                           stays="the running config and secrets stay") from None
+        except Exception as error:
+            raise _Refused(f"cannot read the secrets (settings.secrets_file): {_why(error)}"
+                           ) from None
+
+    def _apply_config(self, new: Config, text: str, now: datetime) -> list[str]:
+        """Apply ``new`` and record it in one transaction; what it changed."""
+        try:
+            lines = config_changes(self.engine.config, new)
+
+            def record(tx: Transaction, engine_lines: list[str]) -> None:
+                lines.extend(engine_lines)
+                self._write_apply(tx, now, ok=True, lines=lines or [NO_CHANGES], text=text)
+
+            self.engine.apply(new, now, record)
+        except Exception as error:
+            if reason_of(error) is not None:
+                raise  # the store: the loop waits it out and applies again
+            raise _Refused(f"cannot apply the config: {_why(error)}") from error
+        return lines or [NO_CHANGES]
+
+    def _refuse(self, now: datetime, refused: _Refused) -> None:
+        """Answer ``cronduit apply`` with the refusal, then log it: one line, and one per
+        error of the file."""
         with self.store.transaction() as tx:
-            if ok:
-                write_applied(tx, self._config_text, str(self.config_path), now)
-            tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
-                                                  "lines": lines}))
-            asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")
-            tx.set_meta(APPLY_ASKED, "{}")
-            audit.record(tx, "apply", asked.get("operator") or "signal", now, ok=ok,
-                         changes=audit.apply_lines(lines))
+            self._write_apply(tx, now, ok=False, lines=refused.errors or [refused.why],
+                              text=None)
+        self._log(f"apply refused: {refused.why}; {refused.stays}")
+        for line in refused.errors:
+            self._log(f"apply refused: {line}")
+
+    def _write_apply(self, tx: Transaction, now: datetime, *, ok: bool, lines: list[str],
+                     text: str | None) -> None:
+        """Answer ``cronduit apply`` and write the audit entry, naming the operator that
+        command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``); an apply that
+        was applied keeps its ``text`` as the config in force."""
+        if ok and text is not None:
+            write_applied(tx, text, str(self.config_path), now)
+        tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
+                                              "lines": lines}))
+        asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")
+        tx.set_meta(APPLY_ASKED, "{}")
+        audit.record(tx, "apply", asked.get("operator") or "signal", now, ok=ok,
+                     changes=audit.apply_lines(lines))
+
+
+def _why(error: Exception) -> str:
+    """An error in one line: its own words, else its kind."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    if isinstance(error, UnicodeDecodeError):  # its words would show a byte of the file
+        return "not UTF-8 text"
+    words = " ".join(str(error).split())
+    return f"{type(error).__name__}: {words}" if words else type(error).__name__
 
 
 def _url_host(host: str) -> str:

@@ -14,7 +14,7 @@ end is committed before the next run starts.
 from __future__ import annotations
 
 import json
-import uuid
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -56,6 +56,7 @@ from cronduit.core.overlap import (
     on_run_end,
     runs_alone,
 )
+from cronduit.core.run_ids import RunIds
 from cronduit.core.timespec import (
     CalendarSchedule,
     IntervalSchedule,
@@ -158,20 +159,14 @@ class Engine:
         None: the daemon then waits before the next tick, as for a failed commit."""
         self._paused: frozenset[str] = frozenset()
         """Jobs paused, as read at the start of the transaction under way."""
+        self._run_ids = RunIds()
         self._set_config(config)
 
     # -- config ------------------------------------------------------------------------------
 
-    def _set_config(self, config: Config) -> None:
+    def _set_config(self, config: Config, schedules: dict[str, Schedule] | None = None) -> None:
         self.config = config
-        # Equal schedules become one object, so the jobs sharing one (every 1m, a common cron
-        # line) share its cached label and name formatting, not only their firing decision.
-        interned: dict[Schedule, Schedule] = {}
-        self._schedules = {
-            name: interned.setdefault(schedule, schedule)
-            for name, job in config.jobs.items()
-            if (schedule := schedule_of(job)) is not None
-        }
+        self._schedules = _schedules_of(config) if schedules is None else schedules
         # Jobs with the same schedule and catch-up policy decide alike from the same timer
         # state: a small number names each such group, cheaper to hash per firing than the
         # schedule and the policy themselves.
@@ -186,19 +181,21 @@ class Engine:
             if after is not None:
                 self._followers.setdefault(after.job, []).append((job, after))
 
-    def apply(self, config: Config, now: datetime) -> list[str]:
+    def apply(self, config: Config, now: datetime,
+              record: Callable[[Transaction, list[str]], None] | None = None) -> list[str]:
         """Take a new config (start-up, ``cronduit apply``, SIGHUP) and re-arm timers per the
-        edit rules; the list of changes, for the operator."""
-        before = self.config
-        if config is not before:
-            self._set_config(config)
-        try:
-            return self._apply(config, now)
-        except BaseException:
-            self._set_config(before)  # nothing was applied: the running config stays
-            raise
+        edit rules; the list of changes, for the operator. ``record`` writes what the caller
+        keeps of the apply, given the changes, in the same transaction. All of it commits,
+        or none of it, whatever is raised; the engine (and whoever reads its ``config``)
+        takes the new config only once it has committed."""
+        schedules = self._schedules if config is self.config else _schedules_of(config)
+        changes = self._apply(config, schedules, now, record)
+        if config is not self.config:
+            self._set_config(config, schedules)
+        return changes
 
-    def _apply(self, config: Config, now: datetime) -> list[str]:
+    def _apply(self, config: Config, schedules: dict[str, Schedule], now: datetime,
+               record: Callable[[Transaction, list[str]], None] | None) -> list[str]:
         changes: list[str] = []
         with self.store.transaction() as tx:
             for cleared in control.clear_removed(tx, config.jobs.keys(), now):
@@ -206,17 +203,19 @@ class Engine:
             stored = {timer.job: timer for timer in tx.timers()}
             changes += self._pause_new_jobs(tx, config, stored, now)
             for name in stored:
-                if name not in self._schedules:
+                if name not in schedules:
                     tx.delete_timer(name)
                     changes.append(f"{name}: timer removed")
             if self.dispatch:
                 armed: list[Timer] = []
-                for name, schedule in self._schedules.items():
+                for name, schedule in schedules.items():
                     change = self._arm(config.jobs[name], schedule, stored.get(name), now,
                                        armed)
                     if change:
                         changes.append(f"{name}: {change}")
                 tx.put_timers(armed)
+            if record is not None:
+                record(tx, changes)
         return changes
 
     def _pause_new_jobs(self, tx: Transaction, config: Config, stored: dict[str, Timer],
@@ -515,10 +514,13 @@ class Engine:
         return JobState(running=running, waiting=waiting, in_backoff=backoff > 0,
                         paused=job.name in self._paused)
 
+    def _new_run_id(self, now: datetime) -> str:
+        return self._run_ids.next(now, secrets.randbits(36))
+
     def _skip(self, tx: Transaction, job: Job, event: Event, reason: str, now: datetime,
               outbox: _Outbox) -> None:
-        run = Run(id=_run_id(), job=job.name, kind=event.kind, label=event.label, state="ended",
-                  created_at=now, trigger_seq=event.seq, exclusive=False,
+        run = Run(id=self._new_run_id(now), job=job.name, kind=event.kind, label=event.label,
+                  state="ended", created_at=now, trigger_seq=event.seq, exclusive=False,
                   outcome=Outcome.SKIPPED, reason=reason, finished_at=now, late=event.late,
                   inputs=_inputs_of(event), operator=event.operator)
         tx.insert_run(run)
@@ -549,7 +551,7 @@ class Engine:
                    now: datetime, outbox: _Outbox) -> None:
         chosen = events[batch.trigger.seq]
         exclusive = runs_alone(batch.trigger, _policy(job).of(batch.trigger.kind))
-        run = Run(id=_run_id(), job=job.name, kind=chosen.kind, label=chosen.label,
+        run = Run(id=self._new_run_id(now), job=job.name, kind=chosen.kind, label=chosen.label,
                   state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
                   started_at=now, attempts=1, inputs=_inputs_of(chosen),
                   operator=chosen.operator, late=chosen.late,
@@ -699,6 +701,15 @@ class Engine:
             return tx.next_due(with_timers=self.dispatch)
 
 
+def _schedules_of(config: Config) -> dict[str, Schedule]:
+    """Each timed job's schedule. Equal schedules become one object, so the jobs sharing one
+    (every 1m, a common cron line) share its cached label and name formatting, not only their
+    firing decision."""
+    interned: dict[Schedule, Schedule] = {}
+    return {name: interned.setdefault(schedule, schedule)
+            for name, job in config.jobs.items() if (schedule := schedule_of(job)) is not None}
+
+
 def _catch_up(job: Job) -> CatchUpPolicy:
     return CatchUpPolicy(job.catch_up.window, job.catch_up.mode, job.catch_up.max_runs)
 
@@ -735,5 +746,3 @@ def _inputs_of(event: Event) -> str:
     return json.dumps(payload.get("inputs", {}), sort_keys=True)
 
 
-def _run_id() -> str:
-    return uuid.uuid4().hex[:16]

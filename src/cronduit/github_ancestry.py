@@ -22,6 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from cronduit.core.github import is_branch_name, is_commit_sha, is_repository_name
+from cronduit.core.json_depth import loads
 
 ASK_TIMEOUT = 5.0
 """Seconds one question to git or to GitHub may take; past it the answer is "unknown"."""
@@ -163,8 +164,8 @@ def _compare_answer(response: httpx.Response, repository: str) -> bool | None:
         _log.warning("GitHub compare for %s answered %s", repository, response.status_code)
         return None
     try:
-        body = response.json()
-    except ValueError:
+        body = loads(response.content, "GitHub's compare answer")
+    except ValueError:  # not JSON, or nested too deep to read safely
         return None
     status = body.get("status") if isinstance(body, dict) else None
     if not isinstance(status, str):

@@ -22,7 +22,7 @@ from cronduit.core.enums import TriggerKind
 from cronduit.core.github import CodeEvent
 from cronduit.core.inputs import resolve_inputs
 from cronduit.core.overlap import REFUSED_PAUSED, JobState, Trigger, manual_refusal
-from cronduit.core.text import clean
+from cronduit.core.text import TextError, check_operator, clean
 from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import Delivery, Event, NewEvent, Transaction
 
@@ -94,7 +94,8 @@ def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue
                   operator: str | None, now: datetime) -> Accepted:
     """A manual run request: refused (409) while the job is paused, runs or has a manual run
     pending, unless ``queue`` asks to wait behind the run or request. Written to the audit
-    log with its inputs."""
+    log with its inputs. ``operator`` is held to the rule of every operator field (422)."""
+    operator = checked_operator(operator)
     refusal = manual_refusal(manual_state(tx, job.name), queue)
     queueable = refusal != REFUSED_PAUSED  # the one refusal that queue cannot lift
     if refusal == REFUSED_PAUSED:
@@ -119,6 +120,7 @@ def accept_backfill(tx: Transaction, job: Job, slots: Sequence[Slot],
     this transaction, each idempotent on its delivery id; refused (409) while the job is
     paused, naming who paused it. Written to the audit log with the window, the policy and
     how many slots were new."""
+    operator = checked_operator(operator)
     pause = tx.active_pause(job.name)
     if pause is not None:
         raise RequestRefused(409, f"job {job.name}: {REFUSED_PAUSED} ({describe(pause)})")
@@ -133,6 +135,17 @@ def accept_backfill(tx: Transaction, job: Job, slots: Sequence[Slot],
            end=format_utc(window[1]), overlap=policy.name, slots=len(slots),
            new=sum(1 for one in accepted if one.created))
     return accepted
+
+
+def checked_operator(operator: str | None) -> str | None:
+    """``operator`` as recorded (see :func:`cronduit.core.text.check_operator`), or a 422
+    naming the rule it breaks; None (nobody said) stays None."""
+    if operator is None:
+        return None
+    try:
+        return check_operator(operator)
+    except TextError as error:
+        raise RequestRefused(422, str(error)) from None
 
 
 def webhook_delivery_id(job: str, key: str | None) -> str:

@@ -95,6 +95,30 @@ def test_check_of_a_file_that_is_not_utf8_names_the_first_bad_byte(in_tmp: Path)
     assert (2, "", "latin.yaml:2:15: not UTF-8 text\n") == run("check", "-c", "latin.yaml")
 
 
+HUGE = """\
+settings:
+  kept_runs: 1000000000000000000000000000000
+jobs:
+  tick: {run: ./tick, every: 3000000d}
+  long: {run: ./long, timeout: 9999999999999h}
+  retried: {run: ./r, retry: {attempts: 3, backoff: 9999999d, max_backoff: 9999999d}}
+"""
+
+
+def test_check_refuses_numbers_past_their_bounds_at_their_place(in_tmp: Path) -> None:
+    """Values that once passed check and then crashed the daemon: each refused with
+    FILE:LINE:COL, the field and its bound, exit 2, no traceback."""
+    (in_tmp / "huge.yaml").write_text(HUGE)
+    code, out, err = run("check", "-c", "huge.yaml")
+    assert (2, "", [
+        "huge.yaml:2:14: settings.kept_runs: must be at most 1000000",
+        "huge.yaml:4:30: jobs.tick.every: must be at most 3650d",
+        "huge.yaml:5:32: jobs.long.timeout: must be at most 3650d",
+        "huge.yaml:6:53: jobs.retried.retry.backoff: must be at most 3650d",
+        "huge.yaml:6:76: jobs.retried.retry.max_backoff: must be at most 3650d",
+    ]) == (code, out, err.splitlines())
+
+
 def test_check_accepts_the_example_config() -> None:
     """``examples/cronduit.yaml`` is the daemon's quick-start config; it must stay valid."""
     code, out, err = run("check", "-c", str(EXAMPLE))

@@ -212,3 +212,19 @@ def test_cron_next_json_for_a_job_gives_the_slot_and_its_jittered_due_time(
     assert (0, plain.split(), [("2026-06-01T00:30:00Z", "2026-06-01 01:30 Europe/London"),
                                ("2026-06-02T00:30:00Z", "2026-06-02 01:30 Europe/London")]) == (
         code, [r["due"] for r in records], [(r["slot"], r["name"]) for r in records])
+
+
+@pytest.mark.parametrize("after", ["0001-01-01T00:00:00Z", "9999-12-31T00:00:00Z"])
+def test_cron_next_refuses_an_instant_outside_the_calendar_it_searches(after: str) -> None:
+    """Slots searched from year 1 or 9999 would leave the calendar (an OverflowError): the
+    instants cronduit takes run from 1970 to 9000, said in one line."""
+    assert (2, "", f"cronduit: --after: '{after}' is outside the instants cronduit takes (from "
+                   "1970-01-01 to 9000-01-01, UTC)\n") == run("cron", "next", "* * * * *",
+                                                               "--after", after)
+
+
+def test_cron_next_stops_at_the_latest_instant_cronduit_takes() -> None:
+    """Even 100,000 yearly slots end in the year 9000, not past the calendar."""
+    code, out, _ = run("cron", "next", "@yearly", "--after", "8990-06-01T00:00:00Z",
+                       "--count", "100000")
+    assert (0, "9000-01-01T00:00:00Z", 10) == (code, out.split()[-1], len(out.split()))

@@ -165,6 +165,35 @@ def test_history_table_shows_the_newest_n_runs(install: Install) -> None:
     ]) == (result.exit_code, cells(result.stdout))
 
 
+@pytest.mark.parametrize("command", [("job", "history", "nightly", "-n"), ("audit", "-n"),
+                                     ("job", "backfill", "nightly", "--from", "2026-03-29",
+                                      "--to", "2026-03-30", "--max")])
+def test_a_count_past_its_bound_is_a_one_line_usage_error(install: Install,
+                                                          command: tuple[str, ...]) -> None:
+    """``-n 99999999999999999999999`` once reached SQLite and ended in an OverflowError
+    traceback: refused by the option's range, in one line, exit 2."""
+    result = install.invoke(*command, "99999999999999999999999")
+    [line] = result.stderr.splitlines()
+    assert (2, "") == (result.exit_code, result.stdout)
+    assert re.fullmatch(r"cronduit: Invalid value for '(-n|--max)': 99999999999999999999999 is "
+                        r"not in the range 1<=x<=(1000000|100000); see '.* --help'",
+                        line)
+
+
+def test_history_takes_up_to_a_million_runs(install: Install) -> None:
+    """The bound itself is a count SQLite takes."""
+    install.add(ended("r1"))
+    result = install.invoke("job", "history", "nightly", "-n", "1000000")
+    assert (0, "r1") == (result.exit_code, cells(result.stdout)[1][0])
+
+
+def test_wait_refuses_a_timeout_past_ten_years(install: Install) -> None:
+    """Durations the CLI takes have the config's bound."""
+    result = install.invoke("job", "wait", "nightly", "--timeout", "99999999999999d")
+    assert (2, "cronduit: --timeout '99999999999999d': must be at most 3650d\n") == (
+        result.exit_code, result.stderr)
+
+
 def test_history_of_an_unknown_job_exits_2(install: Install) -> None:
     """A name neither in the config nor in the store is refused, naming it."""
     result = install.invoke("job", "history", "nope")

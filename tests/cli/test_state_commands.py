@@ -446,3 +446,17 @@ def test_while_a_daemon_runs_a_job_added_to_the_file_but_not_applied_is_not_show
     assert (0, ["report", "tick", "hand"]) == (
         result.exit_code, [line.split()[0] for line in result.stdout.splitlines()[1:]])
     assert "cronduit apply applies the file" in result.stderr
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    (("schedule", "slots", "report", "--to"), "--to"),
+    (("schedule", "slots", "report", "--from"), "--from"),
+    (("job", "backfill", "report", "--to", "2026-03-30", "--from"), "--from"),
+])
+def test_window_options_refuse_instants_outside_the_calendar(
+        install: Install, command: tuple[str, ...], option: str) -> None:
+    """Year 1 once ended ``job backfill`` in an OverflowError: one line, exit 2."""
+    result = install.invoke(*command, "0001-01-01T00:00:00Z")
+    assert (2, f"cronduit: {option}: '0001-01-01T00:00:00Z' is outside the instants cronduit "
+               "takes (from 1970-01-01 to 9000-01-01, UTC)\n") == (result.exit_code,
+                                                                  result.stderr)

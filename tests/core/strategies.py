@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
@@ -97,3 +98,28 @@ def instants_near_transitions(draw: st.DrawFn, zone: str) -> datetime:
         return datetime(year, draw(st.integers(1, 12)), 15, tzinfo=UTC)
     change = draw(st.sampled_from(changes))
     return change + timedelta(minutes=draw(st.integers(-48 * 60, 48 * 60)))
+
+
+# -- JSON -----------------------------------------------------------------------------
+
+
+def json_values(max_leaves: int = 30) -> st.SearchStrategy[object]:
+    """Any JSON value: scalars (strings full of quotes, backslashes and brackets included)
+    inside lists and objects nested to any depth."""
+    tricky = st.text(alphabet=st.sampled_from('[]{}"\\,: \n\tx\u2028é'), max_size=8)
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                        st.text(max_size=8), tricky)
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                st.dictionaries(st.one_of(st.text(max_size=4), tricky),
+                                                inner, max_size=4)),
+        max_leaves=max_leaves)
+
+
+def json_texts() -> st.SearchStrategy[str]:
+    """JSON documents as a client may spell them: compact or indented, ASCII or not."""
+    return st.builds(
+        lambda value, indent, ascii_only: json.dumps(value, indent=indent,
+                                                     ensure_ascii=ascii_only),
+        json_values(), st.sampled_from([None, 0, 2]), st.booleans())

@@ -197,12 +197,31 @@ def test_merge_keys_and_unknown_tags_are_refused_by_name() -> None:
     ] == found
 
 
-def test_an_alias_bomb_is_refused() -> None:
-    """Exponential alias expansion stops at a bound instead of eating the machine."""
+def _alias_bomb(levels: int) -> str:
+    """Ten values, then each level ten aliases of the one before: 10**levels values."""
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
-    [found] = errors("\n".join(lines) + "\n")
-    assert "too many values (alias expansion?)" in found
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.timeout(10)
+def test_an_alias_bomb_is_refused_at_once_at_the_value_that_grows_past_the_bound() -> None:
+    """A billion laughs (here 10**40 values) is refused from the values written, before any
+    is built, at the smallest value whose expansion alone is past the bound."""
+    assert [
+        "c.yaml:6:5: alias expansion exceeds 1000000 values beyond those written (aliases of "
+        "values that hold aliases grow exponentially)"
+    ] == errors(_alias_bomb(40))
+
+
+def test_aliases_may_add_values_up_to_the_bound_and_not_one_more() -> None:
+    """The bound counts the values aliases add (the written ones are the file's own): a
+    hundred aliases of a list of 10,000 values add exactly 1,000,000."""
+    written = "a: &a [" + ", ".join(["x"] * 9_999) + "]\nc: &c x\n"
+    at_bound = written + "b: [" + ", ".join(["*a"] * 100) + "]\n"
+    assert 100 * [9_999 * ["x"]] == read(at_bound).data["b"]  # type: ignore[index]
+    [found] = errors(at_bound.replace("b: [", "b: [*c, "))
+    assert found.startswith("c.yaml:3:4: alias expansion exceeds 1000000 values")
 
 
 def test_more_than_one_document_is_an_error() -> None:
@@ -325,4 +344,4 @@ def test_a_self_referencing_alias_is_still_refused() -> None:
 def test_nesting_too_deep_is_still_refused() -> None:
     """Past 64 levels the located read reports where."""
     [found] = errors("[" * 70 + "]" * 70 + "\n")
-    assert found.endswith("nested too deeply")
+    assert "c.yaml:1:66: nested more than 64 levels deep" == found

@@ -58,6 +58,16 @@ def test_a_retry_that_cannot_start_before_the_deadline_is_not_scheduled() -> Non
     assert "no time left before the deadline" in verdict.reason
 
 
+def test_a_wait_past_the_calendar_ends_the_run_instead_of_overflowing() -> None:
+    """A hint or a backoff longer than the time left is compared before it is added to now,
+    so no wait, however long, becomes an instant (a year 9999 clock included)."""
+    late = datetime(9999, 12, 1, tzinfo=UTC)
+    for now, deadline in ((NOW, HOUR), (late, late + timedelta(days=1))):
+        verdict = judge_attempt(AttemptReport(75, retry_after=10**18), 1, NO_RETRY, now,
+                                deadline)
+        assert (Outcome.FAILURE, None) == (verdict.outcome, verdict.retry_at)
+
+
 def test_stopped_attempts_end_as_timeout_or_cancelled() -> None:
     """A stop by cronduit names the outcome, whatever the exit status."""
     timeout = judge_attempt(AttemptReport(None, stopped_for="timeout"), 2, NO_RETRY, NOW, HOUR)

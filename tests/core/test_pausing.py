@@ -9,12 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cronduit.core.catchup import PAUSED, CatchUpPolicy, decide_held_firing
-from cronduit.core.pausing import (
-    MAX_REASON,
-    PauseError,
-    check_reason,
-    parse_until,
-)
+from cronduit.core.pausing import PauseError, parse_until
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot, cron_schedule
 
 NOW = datetime(2026, 6, 1, 3, 30, tzinfo=UTC)
@@ -74,19 +69,6 @@ def test_a_paused_firing_never_publishes_and_never_arms_in_the_past(minutes: int
     assert () == firing.publish
     assert firing.next_due is not None
     assert firing.next_due > NOW
-
-
-@pytest.mark.parametrize(("reason", "says"), [
-    ("", "required"), ("   ", "required"), ("a\nb", "control characters"),
-    ("a\x1b[31mb", "control characters"), ("x" * (MAX_REASON + 1), "at most 500"),
-])
-def test_it_rejects_a_reason_that_would_not_print_on_one_line(reason: str, says: str) -> None:
-    with pytest.raises(PauseError, match=says):
-        check_reason(reason)
-
-
-def test_a_reason_is_kept_without_surrounding_spaces() -> None:
-    assert "disk full" == check_reason("  disk full ")
 
 
 def test_until_reads_a_duration_from_now_or_an_instant() -> None:

@@ -131,6 +131,20 @@ def test_an_apply_whose_commit_fails_leaves_the_running_config(
     assert ["k: timer armed for 2026-06-01T12:00:00Z"] == rig.engine.apply(edited, T0)
 
 
+def test_the_engine_takes_a_new_config_only_once_its_apply_has_committed(
+        rig_of: Callable[[str], Rig]) -> None:
+    """The HTTP edge and the notifier read the engine's config while an apply is written on
+    the engine's thread: they see the old one until the apply, and what the caller records
+    with it in the same transaction, have committed."""
+    rig = rig_of(JOB)
+    before = rig.engine.config
+    edited = load_config(JOB + "  k:\n    run: 'true'\n    every: 1m\n", "test.yaml")
+    seen: list[object] = []
+    rig.engine.apply(edited, T0, lambda tx, lines: seen.append((rig.engine.config, lines)))
+    assert [(before, ["k: timer armed for 2026-06-01T12:00:00Z"])] == seen
+    assert edited is rig.engine.config
+
+
 def test_ended_attempts_a_failed_commit_did_not_record_are_recorded_after_it(
         rig_of: Callable[[str], Rig]) -> None:
     """An attempt that ended while commits failed is kept in memory and recorded by the

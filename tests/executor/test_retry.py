@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cronduit.core.limits import MAX_DURATION
 from cronduit.executor import EX_TEMPFAIL, Exited, launch, parse_retry_after, retry_after
 from tests.executor import finish, spec_for
 
@@ -36,6 +37,14 @@ from tests.executor import finish, spec_for
 def test_a_hint_is_a_duration_or_a_number_of_seconds(raw: bytes, expected: int | None) -> None:
     """Durations and plain seconds (fractions rounded up) are read; anything else is no hint."""
     assert expected == parse_retry_after(raw)
+
+
+@pytest.mark.parametrize("raw", [b"999999999999", b"3650d1s", b"99999999999999999999d",
+                                 b"9" * 60 + b"s"])
+def test_a_hint_past_ten_years_reads_as_ten_years(raw: bytes) -> None:
+    """Longer than any deadline: the run ends with no time left to retry; the wait never
+    becomes an instant past the calendar."""
+    assert MAX_DURATION == parse_retry_after(raw)
 
 
 def test_a_job_asks_for_a_retry_with_exit_75_and_says_when(tmp_path: Path) -> None:

@@ -6,6 +6,10 @@ Exit codes scripts can rely on: 0 success, 1 failure of the thing asked about, 2
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
 import click
 
 from cronduit import __version__
@@ -22,7 +26,39 @@ from cronduit.cli import (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _UsageError(click.UsageError):
+    """A usage error said in one line, as every other error of the CLI is (exit 2)."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        where = f"; see '{self.ctx.command_path} --help'" if self.ctx is not None else ""
+        message = self.format_message().rstrip(".")
+        click.echo(f"cronduit: {message}{where}", file=file, err=file is None)
+
+
+class _Cli(click.Group):
+    """The root command: a usage error anywhere below it (a bad option, a number out of its
+    range) is told in one line, not click's usage block."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        with _one_line():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def _one_line() -> Iterator[None]:
+    try:
+        yield
+    except _UsageError:
+        raise
+    except click.UsageError as error:
+        raise _UsageError(error.format_message(), error.ctx) from None
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cronduit")
 def cli() -> None:
     """cronduit: a durable job scheduler."""

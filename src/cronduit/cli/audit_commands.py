@@ -13,6 +13,7 @@ import click
 from cronduit.cli.context import open_state
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_json, echo_table, utc
+from cronduit.core.limits import MAX_LISTED
 from cronduit.ports import AuditEntry
 
 
@@ -47,7 +48,7 @@ def summary(entry: AuditEntry) -> str:
 
 
 @click.command("audit")
-@click.option("-n", "limit", default=50, show_default=True, type=click.IntRange(1),
+@click.option("-n", "limit", default=50, show_default=True, type=click.IntRange(1, MAX_LISTED),
               help="How many entries, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per entry, one a line.")
 @config_option

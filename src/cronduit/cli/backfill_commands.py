@@ -20,12 +20,13 @@ from cronduit import intake
 from cronduit.audit import UNKNOWN_OPERATOR
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, open_state, runtime
 from cronduit.cli.job_commands import INTERRUPTED, default_operator, job, run_record
-from cronduit.cli.options import config_option, fail
+from cronduit.cli.options import config_option, fail, operator_option
 from cronduit.cli.render import echo_json, echo_table, is_terminal, outcome_summary, plural
 from cronduit.cli.state_commands import parse_instant
 from cronduit.core import backfill
 from cronduit.core.config.model import Job
 from cronduit.core.enums import Outcome
+from cronduit.core.limits import MAX_SLOTS_LISTED
 from cronduit.core.timespec import Slot, format_utc, schedule_of
 from cronduit.daemon_state import running_daemon
 from cronduit.ports import Run
@@ -45,10 +46,11 @@ FAILED = frozenset({Outcome.FAILURE, Outcome.TIMEOUT, Outcome.CANCELLED})
               show_default=True,
               help="How these triggers meet runs: serial runs each slot on its own, one "
                    "after another; the others as in the config.")
-@click.option("--max", "limit", type=click.IntRange(1), default=backfill.DEFAULT_MAX_SLOTS,
+@click.option("--max", "limit", type=click.IntRange(1, MAX_SLOTS_LISTED),
+              default=backfill.DEFAULT_MAX_SLOTS,
               show_default=True, help="Refuse a window holding more slots than this.")
 @click.option("--dry-run", is_flag=True, help="List the slots it would run; accept nothing.")
-@click.option("--operator", help="Who asks (recorded on the runs) [default: the OS user].")
+@operator_option("Who asks (recorded on the runs) [default: the OS user].")
 @click.option("--json", "as_json", is_flag=True,
               help="The summary as one JSON object, with the run records (with --dry-run: "
                    "one object per slot, one a line).")
@@ -82,7 +84,7 @@ def backfill_command(name: str, from_text: str, to_text: str, overlap: str, limi
                 accepted = intake.accept_backfill(tx, job_, slots, policy, window=window,
                                                   operator=who, now=rt.clock.now())
         except intake.RequestRefused as refused:
-            fail(str(refused), code=3)
+            fail(str(refused), code=3 if refused.status == 409 else 2)
         fresh = [one.event.delivery_id for one in accepted if one.created]
         if len(fresh) < len(accepted):
             click.echo(f"cronduit: {len(accepted) - len(fresh)} of {len(accepted)} slots were "

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from cronduit.cli.options import config_option, fail, load_config_file
+from cronduit.cli.options import bounded_instant, config_option, fail, load_config_file
 from cronduit.cli.render import echo_json
 from cronduit.core.cron import (
     CronError,
@@ -21,6 +22,7 @@ from cronduit.core.cron import (
 )
 from cronduit.core.enums import DstFold, DstGap
 from cronduit.core.explain import explain
+from cronduit.core.limits import LATEST_INSTANT, MAX_SLOTS_LISTED
 from cronduit.core.timespec import (
     CalendarSchedule,
     Slot,
@@ -39,7 +41,7 @@ def _parse_after(text: str, tz: str) -> datetime:
         fail(f"--after: {text!r} is not an ISO 8601 time such as 2026-03-29T00:00:00Z")
     if value.tzinfo is None:
         value = value.replace(tzinfo=load_zone(tz))
-    return value.astimezone(UTC)
+    return bounded_instant(value, text, "--after")
 
 
 @click.group()
@@ -52,7 +54,7 @@ def cron() -> None:
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone to read it in.")
 @click.option("--after", "after_text",
               help="Start strictly after this ISO 8601 instant (default now).")
-@click.option("--count", default=5, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--count", default=5, show_default=True, type=click.IntRange(1, MAX_SLOTS_LISTED))
 @click.option("--dst-gap", type=click.Choice([g.value for g in DstGap]),
               help="Fixed-time slots in a spring-forward gap [default: run].")
 @click.option("--dst-fold", type=click.Choice([f.value for f in DstFold]),
@@ -77,8 +79,7 @@ def next_(expression: str | None, tz: str, after_text: str | None, count: int,
         else:
             assert expression is not None
             schedule = cron_schedule(expression, tz, _dst_policy(expression, dst_gap, dst_fold))
-            due = [(slot, slot.instant)
-                   for slot in itertools.islice(schedule.slots_after(start), count)]
+            due = [(slot, slot.instant) for slot in _slots(schedule, start, count)]
     except TzPrefixError as error:
         fail(str(error.pointing_at(f"give the zone with --tz {error.zone or 'ZONE'}")))
     except (CronError, ZoneError) as error:
@@ -113,8 +114,15 @@ def _job_slots(config_path: Path, name: str, start: datetime,
     schedule = schedule_of(job)
     if not isinstance(schedule, CalendarSchedule):
         fail(f"job {name!r} has no cron or at timing (an every job counts from its last run)")
-    slots = itertools.islice(schedule.slots_after(start), count)
-    return [(slot, next_jittered(schedule, name, slot, job.jitter)) for slot in slots]
+    return [(slot, next_jittered(schedule, name, slot, job.jitter))
+            for slot in _slots(schedule, start, count)]
+
+
+def _slots(schedule: CalendarSchedule, start: datetime, count: int) -> Iterator[Slot]:
+    """The first ``count`` slots after ``start``, up to the latest instant cronduit takes."""
+    slots = itertools.takewhile(lambda slot: slot.instant <= LATEST_INSTANT,
+                                schedule.slots_after(start))
+    return itertools.islice(slots, count)
 
 
 @cron.command("explain")

@@ -18,14 +18,16 @@ import click
 
 from cronduit.cli.context import Runtime, State, open_state, runtime
 from cronduit.cli.job_commands import default_operator
-from cronduit.cli.options import config_option, fail, load_config_and_text
+from cronduit.cli.options import config_option, fail, load_config_and_text, operator_option
 from cronduit.cli.render import echo_json, utc
 from cronduit.clock import SystemClock
+from cronduit.core.config import Config
 from cronduit.daemon import APPLY_ASKED, NO_CHANGES, Daemon, ListenError
 from cronduit.daemon_state import running_daemon
+from cronduit.memory import limit_malloc_arenas
 from cronduit.paths import StatePaths
 from cronduit.runner import ProcessRunner
-from cronduit.secrets import load_secrets
+from cronduit.secrets import SecretsError, load_secrets
 from cronduit.store import open_store
 
 APPLY_WAIT_SECONDS = 10.0
@@ -79,10 +81,12 @@ def _hold_daemon_lock(paths: StatePaths) -> int:
               help="Arm no timers and start no runs; accept triggers and hold them.")
 def serve(config_path: Path, dry_run: bool) -> None:
     """Run the daemon: timers, triggers and runs, logged one line each to stderr."""
+    limit_malloc_arenas()  # before any thread starts
     config, text = load_config_and_text(config_path)
+    _check_secrets_file(config, config_path)  # before anything starts: nothing half-started
     paths = StatePaths.of(config, config_path)
     lock = _hold_daemon_lock(paths)
-    store = open_store(config, config_path)
+    store = open_store(config, config_path, daemon=True)
     daemon: Daemon | None = None
 
     def wake() -> None:
@@ -96,18 +100,29 @@ def serve(config_path: Path, dry_run: bool) -> None:
         return (daemon.engine.config if daemon is not None else config).settings.max_log
 
     runner = ProcessRunner(paths, config_path, secrets, wake, max_log=max_log)
-    daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
-                    log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
-                    secrets=lambda current: load_secrets(current, config_path, os.environ),
-                    open_store=lambda: open_store(config, config_path), config_text=text)
     try:
+        daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run,
+                        log=_log, checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
+                        secrets=lambda current: load_secrets(current, config_path, os.environ),
+                        open_store=lambda: open_store(config, config_path, daemon=True),
+                        config_text=text)
         with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
             loop_runner.run(_serve(daemon, runner))
     except ListenError as error:
         fail(str(error), 1)
+    except SecretsError as error:  # the file went bad since the check above
+        fail(str(error))
     finally:
         store.close()
         os.close(lock)
+
+
+def _check_secrets_file(config: Config, config_path: Path) -> None:
+    """Exit 2 with one line (``FILE:LINE: problem``) when the secrets file cannot be read."""
+    try:
+        load_secrets(config, config_path, {})
+    except SecretsError as error:
+        fail(str(error))
 
 
 async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
@@ -116,7 +131,7 @@ async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
 
 
 @click.command()
-@click.option("--operator", help="Who applies (in the audit log) [default: the OS user].")
+@operator_option("Who applies (in the audit log) [default: the OS user].")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the daemon's answer as one JSON object: ok, at, changes, errors.")
 @config_option

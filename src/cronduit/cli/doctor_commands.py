@@ -29,7 +29,12 @@ from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
 from cronduit.daemon_state import DaemonInfo, running_daemon
 from cronduit.ports import Timer
-from cronduit.secrets import load_secrets
+from cronduit.secrets import (
+    SecretsError,
+    environment_secrets,
+    load_secrets,
+    missing_secrets_file,
+)
 
 TOKEN = "<token>"
 GITHUB_PATH = "/github"
@@ -60,12 +65,13 @@ def doctor(deep: bool, as_json: bool, config_path: Path) -> None:
     an unwritable state store, a missing git, a branch filter nothing can confirm. Exit 1
     when there is something to fix."""
     with open_state(config_path) as state:
-        secrets = load_secrets(state.config, config_path, os.environ)
+        secrets, file_findings = _read_secrets(state.config, config_path)
         now = datetime.now(UTC)
         daemon = running_daemon(state.store, now)
         stored = _state(state)
         findings = [Finding(daemon_line(daemon)), stored, *_jobs(state, secrets, deep, now),
-                    *_unconfirmable(state, secrets), *_secrets(state.config, secrets),
+                    *_unconfirmable(state, secrets), *file_findings,
+                    *_secrets(state.config, secrets),
                     *_git(state.config), *_notifications(state)]
     problems = sum(finding.problem for finding in findings)
     if as_json:
@@ -213,6 +219,18 @@ def _has_clone(state: State, spec: Workspace) -> bool:
     """Whether a run has made the workspace's clone, where git can confirm a branch."""
     source_dir = state.config_path.resolve().parent
     return workspace.existing_clone(spec, state.paths.root, source_dir) is not None
+
+
+def _read_secrets(config: Config, config_path: Path) -> tuple[dict[str, str], list[Finding]]:
+    """The secret values, as the daemon reads them, and what is wrong with the secrets file:
+    one that cannot be read is reported (``FILE:LINE: problem``) and the environment's
+    secrets alone are checked; one that does not exist is reported too."""
+    try:
+        secrets = load_secrets(config, config_path, os.environ)
+    except SecretsError as error:
+        return environment_secrets(os.environ), [Finding(str(error), problem=True)]
+    missing = missing_secrets_file(config, config_path)
+    return secrets, [] if missing is None else [Finding(missing, problem=True)]
 
 
 def _secrets(config: Config, secrets: dict[str, str]) -> list[Finding]:

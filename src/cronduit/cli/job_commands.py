@@ -21,7 +21,7 @@ import click
 from cronduit import control, intake
 from cronduit.audit import UNKNOWN_OPERATOR, describe
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
-from cronduit.cli.options import config_option, fail
+from cronduit.cli.options import config_option, fail, operator_option, reason_option
 from cronduit.cli.render import (
     RetryNews,
     cell,
@@ -36,7 +36,8 @@ from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
-from cronduit.core.text import clean
+from cronduit.core.limits import MAX_LISTED
+from cronduit.core.text import TextError, check_operator, clean
 from cronduit.daemon_state import running_daemon
 from cronduit.executor.logs import LogReader
 from cronduit.paths import StatePaths
@@ -105,7 +106,7 @@ def _outcome_cell(run: Run) -> str:
 
 @job.command("history")
 @click.argument("name")
-@click.option("-n", "limit", default=20, show_default=True, type=click.IntRange(1),
+@click.option("-n", "limit", default=20, show_default=True, type=click.IntRange(1, MAX_LISTED),
               help="How many runs, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="One run record per line (SPEC §5).")
 @config_option
@@ -221,10 +222,11 @@ def parse_inputs(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def default_operator() -> str | None:
-    """The operating-system user, when it can be told."""
+    """The operating-system user, when it can be told and passes the rule of every operator
+    field (``getpass`` reads it from ``$USER`` and the like, which anyone can set)."""
     try:
-        return getpass.getuser()
-    except (OSError, KeyError):
+        return check_operator(getpass.getuser())
+    except (OSError, KeyError, TextError):
         return None
 
 
@@ -293,7 +295,7 @@ def follow_manual(state: State, rt: Runtime, name: str, delivery_id: str) -> int
 @click.option("--queue", is_flag=True,
               help="Wait behind a run going or a manual run pending instead of being refused.")
 @click.option("--detach", is_flag=True, help="Print the request's delivery id and return.")
-@click.option("--operator", help="Who asks (recorded on the run) [default: the OS user].")
+@operator_option("Who asks (recorded on the run) [default: the OS user].")
 @config_option
 def run_now(name: str, input_pairs: tuple[str, ...], queue: bool, detach: bool,
             operator: str | None, config_path: Path) -> None:
@@ -428,11 +430,11 @@ def _control(state: State, rt: Runtime, name: str, act: str,
 
 @job.command("pause")
 @click.argument("name")
-@click.option("--reason", required=True, help="Why (required; shown by status and audit).")
+@reason_option("Why (required; shown by status and audit).")
 @click.option("--until", "until", metavar="TIME",
               help="Resume by itself then: a duration from now (2h, 1d) or an ISO 8601 "
                    "instant (UTC when it has no offset).")
-@click.option("--operator", help="Who pauses (recorded) [default: the OS user].")
+@operator_option("Who pauses (recorded) [default: the OS user].")
 @config_option
 def pause(name: str, reason: str, until: str | None, operator: str | None,
           config_path: Path) -> None:
@@ -451,7 +453,7 @@ def pause(name: str, reason: str, until: str | None, operator: str | None,
 
 @job.command("resume")
 @click.argument("name")
-@click.option("--operator", help="Who resumes (recorded) [default: the OS user].")
+@operator_option("Who resumes (recorded) [default: the OS user].")
 @config_option
 def resume(name: str, operator: str | None, config_path: Path) -> None:
     """Resume NAME: its next slot runs; the slots missed while paused are not made up.

@@ -1,4 +1,5 @@
-"""The ``-c/--config FILE`` option every command takes, and reading the file it names.
+"""The ``-c/--config FILE`` option every command takes, and reading the file it names; the
+``--operator`` and ``--reason`` options, checked as they are parsed.
 
 Which file: ``-c FILE``, else the ``CRONDUIT_CONFIG`` environment variable, else
 ``./cronduit.yaml``. Reading it is the edge's job; validating it is the core's
@@ -10,12 +11,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 
 from cronduit.core.config import Config, ConfigErrors, load_config
+from cronduit.core.limits import instant_problem
+from cronduit.core.text import TextError, check_operator, check_reason
 
 DEFAULT_CONFIG = "cronduit.yaml"
 CONFIG_ENV = "CRONDUIT_CONFIG"
@@ -48,10 +52,46 @@ def config_option(command: F) -> F:
     return option(command)
 
 
+def _checked(rule: Callable[[str, str], str]
+             ) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A callback that holds an option's value to ``rule`` (one line of printable text, at
+    most so long), refusing a bad one with one line that names the option."""
+    def callback(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return rule(value, param.opts[0])
+        except TextError as error:
+            fail(str(error))
+
+    return callback
+
+
+def operator_option(help_text: str) -> Callable[[F], F]:
+    """``--operator NAME``: who asks, under the rule of every operator field
+    (:func:`cronduit.core.text.check_operator`); exit 2 naming the rule otherwise."""
+    return click.option("--operator", callback=_checked(check_operator), help=help_text)
+
+
+def reason_option(help_text: str) -> Callable[[F], F]:
+    """``--reason TEXT`` (required): why, under :func:`cronduit.core.text.check_reason`."""
+    return click.option("--reason", required=True, callback=_checked(check_reason),
+                        help=help_text)
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr and exit: the CLI's contract for errors it can name."""
     click.echo(f"cronduit: {message}", err=True)
     sys.exit(code)
+
+
+def bounded_instant(value: datetime, text: str, option: str) -> datetime:
+    """``value`` (aware) in UTC, or exit 2 when it is outside the instants cronduit takes:
+    slots searched from it must stay inside the calendar."""
+    problem = instant_problem(value)
+    if problem is not None:
+        fail(f"{option}: {text!r} {problem}")
+    return value.astimezone(UTC)
 
 
 def read_config_text(path: Path) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from cronduit.cli.context import State, known_job, open_state, runtime
-from cronduit.cli.options import config_option, fail
+from cronduit.cli.options import bounded_instant, config_option, fail
 from cronduit.cli.render import (
     cell,
     duration_s,
@@ -393,7 +393,7 @@ def parse_instant(text: str | None, zone: str, option: str) -> datetime | None:
             value = value.replace(tzinfo=load_zone(zone))
         except ZoneError:
             value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    return bounded_instant(value, text, option)
 
 
 @schedule.command("slots")

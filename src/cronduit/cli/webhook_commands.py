@@ -17,7 +17,7 @@ from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.core.config.model import Config
 from cronduit.core.signing import webhook_token
 from cronduit.daemon_state import running_daemon
-from cronduit.secrets import load_secrets
+from cronduit.secrets import SecretsError, load_secrets, missing_secrets_file
 from cronduit.store import open_store
 
 
@@ -41,10 +41,15 @@ def url(name: str, base: str | None, config_path: Path) -> None:
     if not job.webhook:
         fail(f"job {name} does not take webhooks: set webhook: true on it")
     secret_name = config.settings.webhook_secret
-    secret = load_secrets(config, config_path, os.environ).get(secret_name or "")
+    try:
+        secret = load_secrets(config, config_path, os.environ).get(secret_name or "")
+    except SecretsError as error:
+        fail(str(error))
     if secret_name is None or secret is None:
+        missing = missing_secrets_file(config, config_path)
         fail(f"settings.webhook_secret names {secret_name!r}, but no such secret is set "
-             "(in the secrets file or the environment)", code=1)
+             "(in the secrets file or the environment)"
+             + ("" if missing is None else f"; {missing}"), code=1)
     root = (base or f"http://{_listening(config, config_path)}").rstrip("/")
     click.echo(f"{root}/hooks/{name}/{webhook_token(secret, name)}")
 

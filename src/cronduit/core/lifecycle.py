@@ -21,10 +21,9 @@ from typing import Literal
 
 from cronduit.core.config.model import Retry
 from cronduit.core.enums import Outcome
+from cronduit.core.limits import MAX_ATTEMPTS
 
 EX_TEMPFAIL = 75
-MAX_ATTEMPTS = 100
-"""A run that keeps asking for retries (exit 75) stops after this many attempts."""
 
 RUN_END_EVENTS = {
     Outcome.SUCCESS: "completed",
@@ -82,10 +81,10 @@ def judge_attempt(
     delay = _retry_delay(report, attempt, retry)
     if delay is None:
         return Verdict(Outcome.FAILURE, reason)
-    retry_at = now + timedelta(seconds=delay)
-    if retry_at >= deadline:
+    # Compared before it is added: a delay past the deadline never becomes an instant.
+    if delay >= (deadline - now).total_seconds():
         return Verdict(Outcome.FAILURE, f"{reason}; no time left before the deadline to retry")
-    return Verdict(None, reason, retry_at)
+    return Verdict(None, reason, now + timedelta(seconds=delay))
 
 
 def _failure_reason(report: AttemptReport) -> str:

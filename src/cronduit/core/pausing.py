@@ -2,47 +2,19 @@
 
 The edges (``cronduit job pause``, ``POST /v1/jobs/{job}/pause``) pass the text they were
 given and the instant ``now``; these functions answer with the value to record or a
-:class:`PauseError` naming the field and the rule it breaks.
+:class:`PauseError` naming the field and the rule it breaks. The reason and the operator
+follow the rule of every free-text field (:func:`cronduit.core.text.check_line`).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import UTC, datetime, timedelta
 
 from cronduit.core.durations import DurationError, parse_duration
 
-MAX_REASON = 500
-"""Characters a pause's reason may have: a sentence or two, not a document."""
-MAX_OPERATOR = 200
-"""Characters an operator's name may have (as a manual run's)."""
-
 
 class PauseError(ValueError):
-    """A pause or resume request that cannot be recorded as given."""
-
-
-def check_text(value: str, field: str, limit: int) -> str:
-    """``value`` stripped of surrounding spaces: non-empty, at most ``limit`` characters and
-    free of control characters (so it prints on one line in status and the audit log)."""
-    text = value.strip()
-    if not text:
-        raise PauseError(f"{field}: required, and not blank")
-    if len(text) > limit:
-        raise PauseError(f"{field}: at most {limit} characters, not {len(text)}")
-    if any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in text):
-        raise PauseError(f"{field}: control characters (newlines, tabs, escapes) are refused")
-    return text
-
-
-def check_reason(reason: str) -> str:
-    """The reason a pause records (required; see :func:`check_text`)."""
-    return check_text(reason, "reason", MAX_REASON)
-
-
-def check_operator(operator: str) -> str:
-    """Who asks (see :func:`check_text`)."""
-    return check_text(operator, "operator", MAX_OPERATOR)
+    """A pause request whose ``until`` cannot be recorded as given."""
 
 
 def parse_until(text: str, now: datetime) -> datetime:

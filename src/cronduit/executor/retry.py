@@ -11,7 +11,8 @@ import math
 import re
 from pathlib import Path
 
-from cronduit.core.durations import DurationError, parse_duration
+from cronduit.core.durations import DurationError, DurationTooLong, parse_duration
+from cronduit.core.limits import MAX_DURATION
 from cronduit.executor.files import retry_after_path
 
 _log = logging.getLogger(__name__)
@@ -27,7 +28,8 @@ def retry_after(attempt_file: Path) -> int | None:
 
     Accepts a config duration (``30s``, ``5m``, ``1h30m``) or a plain number of seconds
     (``90``; a fraction such as ``2.5`` is rounded up, never retrying sooner than asked),
-    surrounded by whitespace if at all; anything else is ignored.
+    surrounded by whitespace if at all; anything else is ignored. A hint past ten years
+    (:data:`~cronduit.core.limits.MAX_DURATION`) is read as ten years.
     """
     path = retry_after_path(attempt_file)
     try:
@@ -52,9 +54,13 @@ def parse_retry_after(raw: bytes) -> int | None:
         text = raw.decode("ascii").strip()
     except UnicodeDecodeError:
         return None
+    # A wait past the longest duration is past any deadline too: read as that long, it
+    # ends the run as having no time left to retry, and never overflows an instant.
     if _SECONDS.fullmatch(text):
-        return math.ceil(float(text))
+        return min(math.ceil(float(text)), MAX_DURATION)
     try:
         return parse_duration(text)
+    except DurationTooLong:
+        return MAX_DURATION
     except DurationError:
         return None

@@ -3,9 +3,12 @@ the inputs), hands one write to the acceptor, and answers only once that write i
 
 Status codes follow SPEC §4: a job webhook answers 404 alike for an unknown job, a job
 without ``webhook: true`` and a wrong token, so a caller cannot probe for job names; 413
-past the body limit; 422 for inputs that break a declared rule; 202 once accepted. Run-now
-answers 401 without a valid API token, 404 for an unknown job, 409 when refused, and 201
-with the run (in a dry run: accepted and waiting, with a note saying so).
+past the body limit; 400 for JSON that cannot be read (not JSON where it says it is, or
+nested deeper than :data:`~cronduit.core.json_depth.MAX_JSON_DEPTH`); 422 for inputs that
+break a declared rule; 202 once accepted. Run-now answers 401 without a valid API token,
+404 for an unknown job, 409 when refused, 422 for a body it cannot take (an operator that
+breaks the rule of :func:`cronduit.core.text.check_line` included), and 201 with the run
+(in a dry run: accepted and waiting, with a note saying so).
 
 The app is plain Starlette, not FastAPI: FastAPI's per-request machinery (dependency
 solving, its middleware stack) cost about 130 µs a request here, more than everything else
@@ -39,6 +42,7 @@ from cronduit.core.github import (
     read_delivery,
     with_verified_branch,
 )
+from cronduit.core.json_depth import JsonTooDeep, check_json_depth, loads
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
 from cronduit.core.timespec import format_utc
@@ -61,6 +65,8 @@ from cronduit.ports import Pause, Transaction
 RUN_ID_WAIT = 5.0
 """Seconds run-now waits for the engine to start the run, to answer with its id."""
 
+API_OPERATOR = "api"
+"""The operator recorded for an API request whose body names none."""
 _NOT_FOUND = "no such webhook"
 DRY_RUN_NOTE = ("the daemon runs in dry run: the run was accepted and waits; it starts when "
                 "the daemon next starts normally")
@@ -146,9 +152,11 @@ class _Routes:
                                      "settings.github_secret")
         delivery_id = intake.github_delivery_id(headers.get("x-github-delivery"))
         try:
-            event = read_delivery(headers.get("x-github-event"), json.loads(body))
+            event = read_delivery(headers.get("x-github-event"), loads(body, "body"))
         except DeliveryError as error:
             raise intake.RequestRefused(422, str(error)) from None
+        except JsonTooDeep as error:
+            raise intake.RequestRefused(400, str(error)) from None
         except ValueError:
             raise intake.RequestRefused(400, "body: not valid JSON") from None
         rules = _rules(gateway)
@@ -176,7 +184,7 @@ class _Routes:
         queue = _flag(request.query_params.get("queue"), "queue")
         asked = _run_request(await read_limited(request, WEBHOOK_LIMIT))
         inputs = intake.check_inputs(target, asked.inputs)
-        operator = asked.operator or "api"
+        operator = intake.checked_operator(_operator(asked.operator))  # before any write
         now = gateway.clock.now()
 
         def accept(tx: Transaction) -> intake.Accepted:
@@ -201,7 +209,7 @@ class _Routes:
         now = gateway.clock.now()
 
         def pause(tx: Transaction) -> Pause:
-            return control.pause(tx, name, asked.reason, asked.operator or "api", asked.until,
+            return control.pause(tx, name, asked.reason, _operator(asked.operator), asked.until,
                                  now)
 
         return _answer(_pause_record(await gateway.acceptor.submit(pause)), 200)
@@ -215,9 +223,15 @@ class _Routes:
         now = gateway.clock.now()
 
         def resume(tx: Transaction) -> Pause:
-            return control.resume(tx, name, asked.operator or "api", now)
+            return control.resume(tx, name, _operator(asked.operator), now)
 
         return _answer(_pause_record(await gateway.acceptor.submit(resume)), 200)
+
+
+def _operator(given: str | None) -> str:
+    """Who asks: the body's ``operator`` (held to the rule of every operator field where it
+    is recorded), else :data:`API_OPERATOR`."""
+    return API_OPERATOR if given is None else given
 
 
 def _configured(gateway: Gateway, name: str) -> str:
@@ -307,7 +321,9 @@ def _body_inputs(body: bytes, request: Request) -> object:
         return None
     declared_json = "json" in request.headers.get("content-type", "")
     try:
-        parsed: Any = json.loads(body)
+        parsed: Any = loads(body, "body")
+    except JsonTooDeep as error:  # whatever its type says: its inputs could not be read
+        raise intake.RequestRefused(400, str(error)) from None
     except ValueError:
         if declared_json:
             raise intake.RequestRefused(400, "body: declared JSON but is not valid JSON") from None
@@ -327,6 +343,12 @@ def _body(model: type[M], body: bytes, *, empty: bool) -> M:
     allows it; 422 naming each problem otherwise."""
     if not body.strip() and empty:
         return model()
+    try:
+        # Measured as pydantic reads it (UTF-8), so its own nesting limit is never the one
+        # that answers: the message names cronduit's.
+        check_json_depth(body.decode("utf-8", "replace"), "body")
+    except JsonTooDeep as error:
+        raise intake.RequestRefused(422, str(error)) from None
     try:
         return model.model_validate_json(body)
     except ValidationError as error:

@@ -3,9 +3,18 @@ in the OpenAPI document at ``/openapi.json`` for whoever writes a client."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from cronduit.core.text import MAX_OPERATOR, MAX_REASON
+
+
+def _operator() -> Any:
+    """An optional operator field. Free text is checked by the core's one rule
+    (:func:`cronduit.core.text.check_line`) where it is recorded, so the API and the CLI
+    refuse it alike; the schema only states the bound."""
+    return Field(default=None, json_schema_extra={"maxLength": MAX_OPERATOR})
 
 
 class Health(BaseModel):
@@ -40,8 +49,8 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     inputs: dict[str, str] = Field(default_factory=dict)
-    operator: str | None = Field(default=None, max_length=200)
-    """Who asks, recorded on the run (default ``api``)."""
+    operator: str | None = _operator()
+    """Who asks, recorded on the run (default ``api``): one line, no control characters."""
 
 
 class RunStarted(BaseModel):
@@ -60,11 +69,11 @@ class PauseRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    reason: str = Field(max_length=500)
+    reason: str = Field(json_schema_extra={"maxLength": MAX_REASON})
     """Why (required, non-blank, no control characters)."""
     until: str | None = None
     """Resume by itself then: a duration from now (``2h``) or an ISO 8601 instant."""
-    operator: str | None = Field(default=None, max_length=200)
+    operator: str | None = _operator()
     """Who pauses (default ``api``)."""
 
 
@@ -73,7 +82,7 @@ class ResumeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    operator: str | None = Field(default=None, max_length=200)
+    operator: str | None = _operator()
     """Who resumes (default ``api``)."""
 
 

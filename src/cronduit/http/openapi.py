@@ -107,7 +107,9 @@ PATHS: dict[str, dict[str, Any]] = {
                                  "RunStarted"), **_errors(
             e401="no valid API token", e404="no such job",
             e409="the job has a run going or a manual run pending",
-            e422="an input breaks its declared rule, or an unknown key", e503=_UNAVAILABLE)},
+            e422="an input breaks its declared rule, an operator that is not one line of "
+                 "printable text (control characters, too long), or an unknown key",
+            e503=_UNAVAILABLE)},
     }},
     "/v1/jobs/{job}/pause": {"post": {
         "summary": "Pause a job, as cronduit job pause does",
@@ -122,8 +124,9 @@ PATHS: dict[str, dict[str, Any]] = {
         "responses": {"200": _ok("paused", "PauseRecord"), **_errors(
             e401="no valid API token", e404="no such job",
             e409="the job is paused already (the answer names who, when and why)",
-            e422="a missing or blank reason, control characters, an until that is not "
-                 "in the future, or an unknown key", e503=_UNAVAILABLE)},
+            e422="a missing or blank reason, control characters or a line break in the "
+                 "reason or the operator, either too long, an until that is not in the "
+                 "future, or an unknown key", e503=_UNAVAILABLE)},
     }},
     "/v1/jobs/{job}/resume": {"post": {
         "summary": "Resume a job, as cronduit job resume does (missed slots are not made up)",
@@ -133,7 +136,8 @@ PATHS: dict[str, dict[str, Any]] = {
                         "content": {"application/json": {"schema": _ref("ResumeRequest")}}},
         "responses": {"200": _ok("resumed: the pause that ended", "PauseRecord"), **_errors(
             e401="no valid API token", e404="no such job", e409="the job is not paused",
-            e422="an operator with control characters, or an unknown key",
+            e422="an operator with control characters or a line break, or too long, or an "
+                 "unknown key",
             e503=_UNAVAILABLE)},
     }},
 }

@@ -14,9 +14,11 @@ from cronduit.ports import Store
 from cronduit.store.sqlite import SqliteStore
 
 
-def open_store(config: Config, config_path: Path) -> Store:
-    """The store named by ``settings.state``."""
+def open_store(config: Config, config_path: Path, *, daemon: bool = False) -> Store:
+    """The store named by ``settings.state``; ``daemon``: for the serving process, which
+    checkpoints SQLite's WAL on a thread of its own."""
     if config.settings.uses_postgres:
         raise NotImplementedError("the PostgreSQL store is not available yet in this version of "
                                   "cronduit")
-    return SqliteStore(StatePaths.of(config, config_path).database)
+    return SqliteStore(StatePaths.of(config, config_path).database,
+                       background_checkpoints=daemon)

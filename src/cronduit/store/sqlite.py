@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import ClassVar
 
 from cronduit.store.migrations import migrations, statements
 from cronduit.store.sql import SqlTransaction
@@ -40,20 +41,33 @@ def _same(sql: str) -> str:
     return sql
 
 
-class SqliteStore:
-    """:class:`cronduit.ports.Store` on one SQLite file."""
+CHECKPOINT_EVERY = 1.0
+"""Seconds between the background checkpoints."""
 
-    def __init__(self, path: Path, *, migrate: bool = True) -> None:
+
+class SqliteStore:
+    """:class:`cronduit.ports.Store` on one SQLite file.
+
+    ``background_checkpoints`` (the daemon's stores): the WAL is copied back into the
+    database by a thread of its own instead of inside whichever commit crosses SQLite's
+    threshold. Inline, that copy and its fsync ran on the engine's thread about once a
+    commit under load, holding up the next firings; a passive checkpoint on another
+    connection never blocks a writer.
+    """
+
+    def __init__(self, path: Path, *, migrate: bool = True,
+                 background_checkpoints: bool = False,
+                 checkpoint_every: float = CHECKPOINT_EVERY) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._writer = _writer_lock(path)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA synchronous = FULL")
-        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db = _connect(path)
         if migrate:
             self.migrate()
+        self._checkpoints = background_checkpoints
+        if background_checkpoints:
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")
+            Checkpointer.hold(path, checkpoint_every)
 
     def migrate(self) -> int:
         """Apply the migrations this file has not seen; the schema version after."""
@@ -105,4 +119,79 @@ class SqliteStore:
             yield SqlTransaction(cursor, _same, _is_conflict, numbers_events=True)
 
     def close(self) -> None:
+        if self._checkpoints:
+            self._checkpoints = False
+            Checkpointer.release(self.path)
         self._db.close()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+class Checkpointer:
+    """A thread that checkpoints one database's WAL every second, on its own connection;
+    one per database file for all of this process's stores that ask for it.
+
+    Each turn copies what it can while the engine goes on committing, then finishes under
+    this process's writer lock, which holds commits back only for the frames of the last few
+    milliseconds: a checkpoint that always ran beside commits would never catch up, and the
+    WAL, which starts over only after a complete one, would grow without end.
+
+    A checkpoint that fails (a full or read-only disk, a lock held) is tried again a second
+    later: until then the committed frames stay in the WAL, durable, and readers see them.
+    """
+
+    _running: ClassVar[dict[Path, tuple[Checkpointer, int]]] = {}
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def hold(cls, path: Path, every: float = CHECKPOINT_EVERY) -> None:
+        """Start the file's checkpointer, or count one more store that uses it."""
+        key = path.resolve()
+        with cls._guard:
+            running, users = cls._running.get(key, (None, 0))
+            cls._running[key] = (running or cls(key, every), users + 1)
+
+    @classmethod
+    def release(cls, path: Path) -> None:
+        """One store fewer; the last one stops the thread."""
+        key = path.resolve()
+        with cls._guard:
+            running, users = cls._running.pop(key)
+            if users > 1:
+                cls._running[key] = (running, users - 1)
+                return
+        running.stop()
+
+    def __init__(self, path: Path, every: float) -> None:
+        self._path = path
+        self._every = every
+        self._writer = _writer_lock(path)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cronduit-checkpoints",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        db: sqlite3.Connection | None = None
+        try:
+            while not self._stopping.wait(self._every):
+                try:
+                    db = db or _connect(self._path)
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    with self._writer:
+                        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.Error:
+                    pass  # tried again at the next turn; the WAL keeps what was committed
+        finally:
+            if db is not None:
+                db.close()

@@ -28,8 +28,19 @@ from cronduit.core.cron import CronError, CronExpression, ZoneError, load_zone
 from cronduit.core.durations import DurationError, format_duration, parse_duration
 from cronduit.core.enums import Outcome
 from cronduit.core.inputs import RESERVED_PREFIX
+from cronduit.core.limits import (
+    MAX_ATTEMPTS,
+    MAX_CATCH_UP_RUNS,
+    MAX_DURATION,
+    MAX_KEPT_RUNS,
+    MAX_MAX_LOG,
+    MAX_PARALLEL,
+    MAX_PORT,
+    MAX_RETENTION,
+    MIN_MAX_LOG,
+)
 from cronduit.core.matching import CONCLUSIONS, event_name_error, pattern_error
-from cronduit.core.sizes import SIZE_HINT, MiB, SizeError, TiB, format_size, parse_size
+from cronduit.core.sizes import SIZE_HINT, SizeError, format_size, parse_size
 
 T = TypeVar("T")
 Sized_T = TypeVar("Sized_T", bound=Sized)
@@ -68,7 +79,13 @@ def _not_blank(value: str) -> str:
 Text = Annotated[str, Strict()]
 NonEmptyText = Annotated[str, Strict(), AfterValidator(_not_blank)]
 Flag = Annotated[bool, Strict()]
-Count = Annotated[int, Strict(), Field(ge=1)]
+
+
+# Counts: whole numbers from 1 to their bound in cronduit.core.limits.
+KeptRuns = Annotated[int, Strict(), Field(ge=1, le=MAX_KEPT_RUNS)]
+CatchUpRuns = Annotated[int, Strict(), Field(ge=1, le=MAX_CATCH_UP_RUNS)]
+ParallelRuns = Annotated[int, Strict(), Field(ge=1, le=MAX_PARALLEL)]
+Attempts = Annotated[int, Strict(), Field(ge=1, le=MAX_ATTEMPTS)]
 
 
 def _name(value: str) -> str:
@@ -85,40 +102,43 @@ Name = Annotated[str, Strict(), AfterValidator(_name)]
 
 
 @lru_cache(maxsize=1024)
-def _parsed_duration(text: str) -> int:
+def _parsed_duration(text: str, maximum: int) -> int:
     """A config repeats a few durations across thousands of jobs: each is parsed once."""
-    return parse_duration(text.strip())
+    return parse_duration(text.strip(), maximum)
 
 
-def _seconds(value: object, info: ValidationInfo) -> int:
-    """A duration string; from code (not from a file) a whole number of seconds too."""
+def _seconds(value: object, info: ValidationInfo, maximum: int = MAX_DURATION) -> int:
+    """A duration string; from code (not from a file) a whole number of seconds too. Either
+    way at most ``maximum`` seconds."""
     if isinstance(value, str):
         try:
-            return _parsed_duration(value)
+            return _parsed_duration(value, maximum)
         except DurationError as error:
             raise invalid(str(error)) from None
     if isinstance(value, int) and not isinstance(value, bool):
-        if not from_config(info):
-            return value
-        raise invalid(f"{_DURATION_HINT}: a number alone has no unit")
+        if from_config(info):
+            raise invalid(f"{_DURATION_HINT}: a number alone has no unit")
+        if value > maximum:
+            raise invalid(f"must be at most {format_duration(maximum)}")
+        return value
     raise invalid(_DURATION_HINT)
 
 
-def _duration(minimum: int = 0, maximum: int | None = None) -> BeforeValidator:
+def _duration(minimum: int = 0, maximum: int = MAX_DURATION) -> BeforeValidator:
     def check(value: object, info: ValidationInfo) -> int:
-        seconds = _seconds(value, info)
+        seconds = _seconds(value, info, maximum)
         if seconds < minimum:
             raise invalid(f"must be at least {format_duration(minimum)}")
-        if maximum is not None and seconds > maximum:
-            raise invalid(f"must be at most {format_duration(maximum)}")
         return seconds
 
     return BeforeValidator(check)
 
 
 Duration = Annotated[int, _duration()]
+"""From 0s to :data:`~cronduit.core.limits.MAX_DURATION` (ten years)."""
 PositiveDuration = Annotated[int, _duration(minimum=1)]
-Retention = Annotated[int, _duration(minimum=1, maximum=30 * 86_400)]
+"""From 1s to ten years."""
+Retention = Annotated[int, _duration(minimum=1, maximum=MAX_RETENTION)]
 
 
 def _window(value: object, info: ValidationInfo) -> int | None:
@@ -164,7 +184,7 @@ def _size(minimum: int, maximum: int) -> BeforeValidator:
     return BeforeValidator(check)
 
 
-Size = Annotated[int, _size(minimum=MiB, maximum=TiB)]
+Size = Annotated[int, _size(minimum=MIN_MAX_LOG, maximum=MAX_MAX_LOG)]
 """A size of a file cronduit keeps (``max_log``): from 1MiB to 1TiB."""
 
 
@@ -432,8 +452,8 @@ def listen_parts(value: str) -> tuple[str, int]:
             raise ValueError("must hold an IPv6 address inside the brackets") from None
     elif not _HOSTNAME.fullmatch(host):
         raise ValueError("must start with a host name or an IP address")
-    if not 0 <= port <= 65_535:  # 0: the system picks a free port (the daemon logs which)
-        raise ValueError("port must be from 0 to 65535")
+    if not 0 <= port <= MAX_PORT:  # 0: the system picks a free port (the daemon logs which)
+        raise ValueError(f"port must be from 0 to {MAX_PORT}")
     return host, port
 
 

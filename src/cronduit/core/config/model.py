@@ -21,7 +21,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
-    Strict,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -33,9 +32,10 @@ from cronduit.core.config.declarations import declare_inputs
 from cronduit.core.config.errors import invalid
 from cronduit.core.config.fields import (
     AfterOutcomes,
+    Attempts,
+    CatchUpRuns,
     Command,
     Conclusions,
-    Count,
     CronText,
     Duration,
     EnvKey,
@@ -44,10 +44,12 @@ from cronduit.core.config.fields import (
     Flag,
     HttpUrl,
     JobSecrets,
+    KeptRuns,
     ListenAddress,
     Name,
     NonEmptyText,
     NotifyOutcomes,
+    ParallelRuns,
     PositiveDuration,
     Retention,
     SecretName,
@@ -69,6 +71,7 @@ from cronduit.core.cron import CronExpression, DstPolicy
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import CatchUpMode, Outcome, Overlap, TriggerKind
 from cronduit.core.inputs import InputSpec
+from cronduit.core.limits import MAX_STEP_INPUTS, MAX_STEP_OUTPUTS, MAX_STEPS
 from cronduit.core.matching import OnRule
 from cronduit.core.sizes import MiB
 
@@ -167,7 +170,7 @@ class CatchUp(_Record):
 
     window: Window
     mode: Annotated[CatchUpMode, choice(tuple(CatchUpMode))] = CatchUpMode.LATEST
-    max_runs: Count = 10
+    max_runs: CatchUpRuns = 10
     """With ``mode: all``, at most this many missed slots run, oldest first."""
 
     RULES: ClassVar[Sequence[rules.Rule[Any]]] = rules.CATCH_UP_RULES
@@ -199,7 +202,7 @@ class Settings(_Record):
     listen: ListenAddress = "127.0.0.1:8770"
     timeout: PositiveDuration = 3600
     catch_up: CatchUp = DEFAULT_CATCH_UP
-    kept_runs: Count = 20
+    kept_runs: KeptRuns = 20
     secrets_file: NonEmptyText | None = None
     webhook_secret: SecretName | None = None
     """The *name* of the secret that signs webhook URLs (never the secret itself)."""
@@ -247,7 +250,7 @@ class OverlapSpec(_Record):
     by_kind: Mapping[Annotated[TriggerKind, choice(tuple(TriggerKind))], OverlapPolicy] = Field(
         default_factory=dict
     )
-    max_parallel: Count = 4
+    max_parallel: ParallelRuns = 4
     """With ``allow``, at most this many runs at once."""
 
     RULES: ClassVar[Sequence[rules.Rule[Any]]] = rules.OVERLAP_RULES
@@ -282,7 +285,7 @@ class OverlapSpec(_Record):
 class Retry(_Record):
     """Attempts of one run (SPEC §5); the first attempt counts."""
 
-    attempts: Annotated[int, Strict(), Field(ge=1, le=100)] = 1
+    attempts: Attempts = 1
     backoff: PositiveDuration = 30
     max_backoff: PositiveDuration = 600
 
@@ -337,8 +340,8 @@ class Step(_Record):
     id: Name
     command: Command | None = None
     run: NonEmptyText | None = None
-    outputs: Annotated[Variables, length(32, "outputs")] = ()
-    inputs: Annotated[Mapping[Variable, StepRef], length(32, "inputs")] = Field(
+    outputs: Annotated[Variables, length(MAX_STEP_OUTPUTS, "outputs")] = ()
+    inputs: Annotated[Mapping[Variable, StepRef], length(MAX_STEP_INPUTS, "inputs")] = Field(
         default_factory=dict
     )
     """Variable name -> ``"step.OUTPUT"`` of an earlier step."""
@@ -381,7 +384,7 @@ class Job(_Record):
     """An argument list, run without a shell."""
     run: NonEmptyText | None = None
     """A command line for ``/bin/sh -c``."""
-    steps: Annotated[tuple[Step, ...], length(32, "steps", minimum=1)] | None = None
+    steps: Annotated[tuple[Step, ...], length(MAX_STEPS, "steps", minimum=1)] | None = None
     cron: CronText | None = None
     every: PositiveDuration | None = None
     at: TimesOfDay | None = None

@@ -15,9 +15,16 @@ Positions are only read to report an error. So a file is first read straight fro
 parser's events into plain data, with neither nodes nor positions: recording a position per
 value was a third of loading a large file, and the node tree (2.5 KiB a job) left the
 daemon's heap that much bigger for good. Anything that read does not expect (a syntax error,
-an anchor, a tag, a duplicate or merge key, too deep or too many values) sends the file to
-the composer and the building that records positions, which reports the problem where it
-was written; a file read cleanly is composed again only if a position is asked for.
+an anchor, a tag, a duplicate or merge key, nesting too deep, a number too long) sends the
+file to the composer and the building that records positions, which reports the problem
+where it was written; a file read cleanly is composed again only if a position is asked for.
+
+The limits on a file's size are in :mod:`cronduit.core.limits`: its length, its nesting, the
+digits of a number, and the values its aliases add. The last is what stops an alias bomb
+("billion laughs": aliases of values that hold aliases, growing exponentially). It is
+counted on the composed nodes, where an alias is the node it names, before anything is
+built, so a bomb is refused at once, whatever it would grow to; the values written in the
+file are not limited by it (a file of 100,000 jobs is a file of 100,000 jobs).
 
 JSON is accepted as well (``.json`` files, or text that starts with ``{``). ``json`` reads
 it first, for a precise syntax error and exact values; the YAML composer then supplies the
@@ -37,6 +44,7 @@ from typing import Any, Final
 
 import yaml
 from yaml.events import (
+    AliasEvent,
     MappingEndEvent,
     MappingStartEvent,
     NodeEvent,
@@ -49,12 +57,22 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
 from cronduit.core.config.errors import ConfigError, ConfigErrors, Path, dotted
+from cronduit.core.limits import (
+    MAX_ALIAS_VALUES,
+    MAX_CONFIG_CHARS,
+    MAX_DEPTH,
+    MAX_NUMBER_DIGITS,
+)
+from cronduit.core.sizes import format_size
 
 __all__ = ["Document", "Position", "Positions", "read_document"]
 
 _TAG = "tag:yaml.org,2002:"
-_MAX_VALUES = 100_000  # far beyond any real config; stops alias bombs ("billion laughs")
-_MAX_DEPTH = 64
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+_TOO_LONG_NUMBER = (f"a number of more than {MAX_NUMBER_DIGITS} digits: past every bound "
+                    "cronduit takes")
+_ALIAS_BOMB = (f"alias expansion exceeds {MAX_ALIAS_VALUES} values beyond those written "
+               "(aliases of values that hold aliases grow exponentially)")
 
 
 @dataclass(frozen=True, order=True)
@@ -208,18 +226,14 @@ class _Builder:
         self.values: dict[Path, Position] = {}
         self.keys: dict[Path, Position] = {}
         self.errors: list[tuple[Position, str]] = []
-        self._count = 0
         self._open: set[int] = set()
 
     def build(self, node: Node, path: Path) -> object:
-        self._count += 1
-        if self._count > _MAX_VALUES:
-            raise _SourceError(_position(node.start_mark), "too many values (alias expansion?)")
-        if len(path) > _MAX_DEPTH:
-            raise _SourceError(_position(node.start_mark), "nested too deeply")
+        if len(path) > MAX_DEPTH:
+            raise _SourceError(_position(node.start_mark), _TOO_DEEP)
         self.values[path] = _position(node.start_mark)
         if isinstance(node, ScalarNode):
-            return self._recorded(_scalar, node)
+            return self._recorded(_scalar, node, path)
         if id(node) in self._open:
             raise _SourceError(_position(node.start_mark), "an alias refers to itself")
         self._open.add(id(node))
@@ -248,12 +262,15 @@ class _Builder:
             result[key] = self.build(value_node, (*path, key))
         return result
 
-    def _recorded(self, read: Callable[[Any], object], node: Node) -> object:
+    def _recorded(self, read: Callable[[Any], object], node: Node, path: Path = ()) -> object:
         """Read one scalar or key; a problem with it is recorded and the build goes on."""
         try:
             return read(node)
         except _SourceError as error:
-            self.errors.append((error.position, error.message))
+            message = error.message
+            if message == _TOO_LONG_NUMBER and path:  # a bound: named with its field
+                message = f"{dotted(path)}: {message}"
+            self.errors.append((error.position, message))
             return None
 
     def duplicate(self, path: Path, key: str, where: Position) -> None:
@@ -297,10 +314,14 @@ def _scalar(node: ScalarNode) -> object:
     value = parse(str(node.value))
     if value is _INVALID:
         raise _SourceError(_position(node.start_mark), f"not a valid !!{kind} value")
+    if value is _TOO_LONG:
+        raise _SourceError(_position(node.start_mark), _TOO_LONG_NUMBER)
     return value
 
 
 _INVALID: Final = object()
+_TOO_LONG: Final = object()
+"""A whole number of more digits than :data:`~cronduit.core.limits.MAX_NUMBER_DIGITS`."""
 
 
 def _text(text: str) -> object:
@@ -318,6 +339,9 @@ def _null(text: str) -> object:
 def _int(text: str) -> object:
     if not _INT.fullmatch(text):
         return _INVALID
+    digits = text.lstrip("+-").removeprefix("0x").removeprefix("0o")
+    if len(digits) > MAX_NUMBER_DIGITS:  # leading zeros too: Python counts them
+        return _TOO_LONG  # never converted: Python refuses numbers of thousands of digits
     if text.startswith(("0o", "0x")):
         return int(text[2:], 8 if text[1] == "o" else 16)
     return int(text)
@@ -354,13 +378,26 @@ _MAPPING_TAGS: Final = (*_IMPLICIT, _TAG + "map")
 class _Plain:
     """The data :class:`_Builder` builds, for a file it would find nothing wrong with, read
     from the parser's events: no node tree, so no memory held for one (the daemon's heap
-    never shrinks back from what loading took)."""
+    never shrinks back from what loading took).
+
+    An alias gives the very value its anchor was built into (nothing downstream changes the
+    data it is given), counted as the values it repeats, so that a file whose aliases add
+    too many goes to :func:`_refuse_alias_bomb`. An alias of an anchor not built yet (one
+    not given, or still open: an alias of itself) and an anchor given twice go to the
+    composer, which names them.
+    """
 
     def __init__(self, parser: Any) -> None:
         self._next = parser.get_event
         self._resolve = parser.resolve
-        self._count = 0
         self._shared: dict[str, str] = {}  # one object for text repeated across jobs
+        self._anchors: dict[str, tuple[object, int]] = {}
+        """Each anchor's value, and how many values it holds expanded (itself included)."""
+        self._opened: set[str] = set()
+        self._count = 0
+        """Values read so far, those aliases repeat included."""
+        self._repeated = 0
+        """Values that aliases added."""
 
     def document(self) -> object:
         self._next()  # the stream's start
@@ -373,9 +410,23 @@ class _Plain:
         return data
 
     def _value(self, event: NodeEvent, depth: int) -> object:
-        self._count += 1
-        if self._count > _MAX_VALUES or depth > _MAX_DEPTH or event.anchor is not None:
+        if depth > MAX_DEPTH:
             raise _Unusual
+        anchor = event.anchor
+        if anchor is None:
+            return self._unanchored(event, depth)
+        if isinstance(event, AliasEvent):
+            return self._alias(anchor)
+        if anchor in self._opened:
+            raise _Unusual  # given twice
+        self._opened.add(anchor)
+        before = self._count
+        value = self._unanchored(event, depth)
+        self._anchors[anchor] = (value, self._count - before)
+        return value
+
+    def _unanchored(self, event: NodeEvent, depth: int) -> object:
+        self._count += 1
         if isinstance(event, ScalarEvent):
             return self._scalar(event)
         if isinstance(event, SequenceStartEvent) and event.tag in _SEQUENCE_TAGS:
@@ -385,7 +436,17 @@ class _Plain:
             return items
         if isinstance(event, MappingStartEvent) and event.tag in _MAPPING_TAGS:
             return self._mapping(depth)
-        raise _Unusual  # an alias, or a tag
+        raise _Unusual  # a tag
+
+    def _alias(self, anchor: str) -> object:
+        if anchor not in self._anchors:
+            raise _Unusual  # not given, or an alias of itself
+        value, size = self._anchors[anchor]
+        self._count += size
+        self._repeated += size
+        if self._repeated > MAX_ALIAS_VALUES:
+            raise _Unusual
+        return value
 
     def _mapping(self, depth: int) -> dict[str, object]:
         result: dict[str, object] = {}
@@ -404,7 +465,7 @@ class _Plain:
             tag = self._resolve(ScalarNode, event.value, event.implicit)
         parse = _PARSE_BY_TAG.get(tag)
         value = _INVALID if parse is None else parse(event.value)
-        if value is _INVALID:
+        if value is _INVALID or value is _TOO_LONG:
             raise _Unusual
         return self._shared.setdefault(value, value) if isinstance(value, str) else value
 
@@ -460,14 +521,54 @@ def _yaml_node(text: str, filename: str) -> Node | None:
         raise ConfigErrors([ConfigError(filename, where.line, where.column, message)]) from None
     except RecursionError:
         raise ConfigErrors(
-            [ConfigError(filename, 1, 1, "invalid YAML: nested too deeply")]
+            [ConfigError(filename, 1, 1, f"invalid YAML: {_TOO_DEEP}")]
         ) from None
 
 
 def _located_yaml(node: Node | None, filename: str) -> Document:
+    if node is not None:
+        _refuse_alias_bomb(node, filename)
     builder = _Builder()
     data = _run(builder, filename, lambda: None if node is None else builder.build(node, ()))
     return _located(data, builder)
+
+
+def _refuse_alias_bomb(root: Node, filename: str) -> None:
+    """Refuse a document whose aliases add more than :data:`MAX_ALIAS_VALUES` values.
+
+    An alias is the very node it names, so the composed document is a graph whose nodes are
+    the values written. Each node's size once expanded (itself and everything under it,
+    aliases repeated) is summed from its children's, each node once and without recursion:
+    the time is that of the values written, whatever they would expand to. An alias to a
+    node still open (itself, or one holding it) adds nothing here; the build names it. The
+    error points at the smallest value whose expansion alone is past the limit.
+    """
+    size: dict[int, int] = {}
+    nodes: dict[int, Node] = {}
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        children = _children(node)
+        if children_done:
+            size[id(node)] = 1 + sum(size[id(child)] for child in children)
+        elif id(node) not in size:
+            size[id(node)] = 0  # open: an alias back to it adds nothing
+            nodes[id(node)] = node
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in size)
+    if size[id(root)] - len(size) <= MAX_ALIAS_VALUES:
+        return
+    _, smallest = min((value, key) for key, value in size.items() if value > MAX_ALIAS_VALUES)
+    where = _position(nodes[smallest].start_mark)
+    raise ConfigErrors([ConfigError(filename, where.line, where.column, _ALIAS_BOMB)])
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [value for _, value in node.value]
+    return []
 
 
 def _located(data: object, builder: _Builder) -> Document:
@@ -519,13 +620,13 @@ def _looks_like_json(text: str, filename: str) -> bool:
 
 def _read_json(text: str, filename: str) -> Document:
     try:
-        parsed = json.loads(text, object_pairs_hook=_Object)
+        parsed = json.loads(text, object_pairs_hook=_Object, parse_int=_json_int)
     except json.JSONDecodeError as error:
         message = f"invalid JSON: {error.msg}"
         raise ConfigErrors([ConfigError(filename, error.lineno, error.colno, message)]) from None
     except RecursionError:
         raise ConfigErrors(
-            [ConfigError(filename, 1, 1, "invalid JSON: nested too deeply")]
+            [ConfigError(filename, 1, 1, f"invalid JSON: {_TOO_DEEP}")]
         ) from None
     try:
         data = _plain_json(parsed, 0, {})
@@ -534,9 +635,14 @@ def _read_json(text: str, filename: str) -> Document:
     return Document(data, lambda: _located_json(parsed, text, filename).positions)
 
 
+def _json_int(text: str) -> object:
+    """A JSON whole number, or :data:`_TOO_LONG` (reported where it was written)."""
+    return _TOO_LONG if len(text.lstrip("-")) > MAX_NUMBER_DIGITS else int(text)
+
+
 def _plain_json(value: Any, depth: int, shared: dict[str, str]) -> object:
     """:class:`_JsonBuilder`'s data for a file it finds nothing wrong with."""
-    if depth > _MAX_DEPTH:
+    if depth > MAX_DEPTH or value is _TOO_LONG:
         raise _Unusual
     if isinstance(value, _Object):
         result: dict[str, object] = {}
@@ -569,10 +675,13 @@ class _JsonBuilder:
         self._builder = builder
 
     def build(self, value: Any, node: Node | None, path: Path) -> object:
-        if len(path) > _MAX_DEPTH:
-            raise _SourceError(self._builder.values.get(path[:-1], _START), "nested too deeply")
+        if len(path) > MAX_DEPTH:
+            raise _SourceError(self._builder.values.get(path[:-1], _START), _TOO_DEEP)
         if node is not None:
             self._builder.values[path] = _position(node.start_mark)
+        if value is _TOO_LONG:
+            label = f"{dotted(path)}: " if path else ""
+            raise _SourceError(self._builder.values.get(path, _START), label + _TOO_LONG_NUMBER)
         if isinstance(value, _Object):
             return self._object(value, node if isinstance(node, MappingNode) else None, path)
         if isinstance(value, list):
@@ -613,6 +722,11 @@ def read_document(text: str, filename: str) -> Document:
     a merge key, each at its position.
     """
     text = text.removeprefix("\ufeff")
+    if len(text) > MAX_CONFIG_CHARS:
+        where = _offset_position(text, MAX_CONFIG_CHARS)
+        message = (f"the file is longer than {MAX_CONFIG_CHARS} characters "
+                   f"({format_size(MAX_CONFIG_CHARS)}), the most cronduit reads")
+        raise ConfigErrors([ConfigError(filename, where.line, where.column, message)])
     if not _looks_like_json(text, filename):
         return _read_yaml(text, filename)
     if filename.lower().endswith(".json"):

@@ -1,0 +1,34 @@
+"""The daemon caps glibc's malloc arenas, unless the user chose a limit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def _run(env_extra: dict[str, str]) -> str:
+    code = "from cronduit.memory import limit_malloc_arenas; print(limit_malloc_arenas())"
+    env = {"PATH": "/usr/bin:/bin", **env_extra}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_the_limit_is_set_on_glibc() -> None:
+    """On this glibc system, mallopt accepts the arena limit."""
+    assert _run({}) == "True"
+
+
+def test_the_users_malloc_arena_max_wins() -> None:
+    """A MALLOC_ARENA_MAX in the environment is left alone."""
+    assert _run({"MALLOC_ARENA_MAX": "4"}) == "False"
+
+
+def test_free_memory_is_given_back_on_glibc() -> None:
+    """Memory freed between live chunks is returned: malloc_trim says it released some."""
+    code = ("from cronduit.memory import release_free_memory\n"
+            "chunks = [bytes(4000) for _ in range(20000)]\n"
+            "del chunks[::2]\n"
+            "print(release_free_memory())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "True"
