@@ -11,8 +11,10 @@ a Hypothesis strategy of cases and a check that raises on a failure:
 - :mod:`.cron`: an expression parses or is refused cleanly, and every accepted one has a
   next slot from any start, zone and DST policy (cronsim agreeing where it applies).
 
-:data:`SUITE` is the Hypothesis profile of the suite's fuzz tests; a developer may run them
-bigger with ``--hypothesis-profile=fuzz`` (``pytest`` loads the named profile).
+:data:`SUITE` is the Hypothesis profile (``fuzz-suite``) the suite's fuzz tests and
+``bench/fuzz.py`` start from: no deadline, and quiet about large or slow examples, which
+fuzzing makes on purpose. Each test sets its own ``max_examples``; ``bench/fuzz.py`` its
+``--cases``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_t
           HealthCheck.large_base_example]
 
 settings.register_profile("fuzz-suite", max_examples=300, deadline=None,
-                          suppress_health_check=_QUIET)
-settings.register_profile("fuzz", max_examples=20_000, deadline=None,
                           suppress_health_check=_QUIET)
 SUITE = settings.get_profile("fuzz-suite")
 
