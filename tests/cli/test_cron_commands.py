@@ -69,6 +69,15 @@ def test_an_unknown_zone_exits_2() -> None:
     assert "unknown time zone 'Mars/Olympus'" in err
 
 
+def test_cron_next_refuses_an_expression_its_dst_gap_option_would_never_run() -> None:
+    """With --dst-gap skip, 02:30 on New York's spring-forward Sundays never exists."""
+    code, out, err = run("cron", "next", "30 2 8-14 3 */7", "--tz", "America/New_York",
+                         "--dst-gap", "skip")
+    assert (2, "") == (code, out)
+    assert ["cronduit: '30 2 8-14 3 */7' never runs in America/New_York with dst gap: skip: "
+            "every time it names falls in a spring-forward gap"] == err.splitlines()
+
+
 def test_a_bad_after_exits_2() -> None:
     """An --after that is not ISO 8601 is refused with status 2."""
     code, _, err = run("cron", "next", "0 * * * *", "--after", "yesterday")

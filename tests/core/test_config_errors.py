@@ -158,6 +158,14 @@ def test_dst_on_a_wildcard_cron_is_refused_because_it_has_no_effect() -> None:
 # -- types and required keys -------------------------------------------------------------
 
 
+def test_gap_skip_that_removes_every_slot_is_refused_at_dst() -> None:
+    """A job that would never run is refused at check, not left unarmed by the daemon."""
+    [found] = errors('jobs:\n  a: {run: x, cron: "30 2 8-14 3 */7", time_zone: '
+                     'America/New_York,\n      dst: {gap: skip}}\n')
+    assert ("c.yaml:3:7: jobs.a.dst: '30 2 8-14 3 */7' never runs in America/New_York with "
+            "dst gap: skip: every time it names falls in a spring-forward gap") == found
+
+
 def test_a_wrong_type_says_what_was_expected() -> None:
     """``yes`` is not a boolean under the core schema, and the message says what is."""
     assert [

@@ -60,6 +60,30 @@ def test_gap_skip_drops_the_nonexistent_time() -> None:
     ]
 
 
+SECOND_SUNDAY_OF_MARCH_0230 = "30 2 8-14 3 */7"
+"""02:30 on the second Sunday of March (``*/7`` is Sunday alone, and starting with ``*`` it
+makes the day fields both apply): always inside New York's spring-forward gap since 2007."""
+
+
+def test_gap_skip_that_removes_every_slot_is_refused_as_never_running() -> None:
+    """Every time the expression names falls in a gap that gap: skip removes: it would never
+    run, so it is refused like an expression that can never match a date."""
+    with pytest.raises(CronError) as caught:
+        Cron(SECOND_SUNDAY_OF_MARCH_0230, "America/New_York", DstPolicy(gap=DstGap.SKIP))
+    assert ("'30 2 8-14 3 */7' never runs in America/New_York with dst gap: skip: every time "
+            "it names falls in a spring-forward gap") == str(caught.value)
+
+
+def test_the_same_expression_runs_with_gap_run_or_in_a_zone_without_that_gap() -> None:
+    """gap: run moves the slot to 03:00; London changes its clocks on another Sunday."""
+    start = utc("2026-01-01T00:00")
+    assert [utc("2026-03-08T07:00"), utc("2026-03-08T02:30")] == [
+        next(Cron(SECOND_SUNDAY_OF_MARCH_0230, "America/New_York").after(start)),
+        next(Cron(SECOND_SUNDAY_OF_MARCH_0230, "Europe/London",
+                  DstPolicy(gap=DstGap.SKIP)).after(start)),
+    ]
+
+
 def test_london_fall_back_runs_a_fixed_time_job_at_its_first_occurrence() -> None:
     """01:30 happens twice on 25 October; the job runs at 01:30 BST (00:30Z) only."""
     assert next_slots("30 1 * * *", "Europe/London", "2026-10-24T12:00", 2) == [

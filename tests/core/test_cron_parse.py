@@ -144,3 +144,23 @@ def test_feb_29_is_accepted_because_leap_years_exist() -> None:
 def test_names_with_letters_l_and_w_are_not_mistaken_for_modifiers() -> None:
     """JUL contains an L and WED a W; they are names, not the unsupported modifiers."""
     assert frozenset({7}) == CronExpression.parse("0 0 * jul wed").months
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("1" * 5000 + " * * * *", "minute field: 111111111111... is outside 0-59"),
+    ("* * 1-" + "9" * 5000 + " * *", "day-of-month field: 999999999999... is outside 1-31"),
+    ("*/" + "1" * 5000 + " * * * *", "minute field: step 111111111111... in '*/1111"),
+    ("0" * 40 + "7 * * * *", None),
+])
+def test_a_number_of_any_length_is_read_or_refused_as_out_of_range(text: str,
+                                                                     message: str | None
+                                                                     ) -> None:
+    """A number past Python's 4,300-digit limit for reading one is out of range like any
+    other, with the message cut short; leading zeros do not count ("0007" is 7)."""
+    if message is None:
+        assert frozenset({7}) == CronExpression.parse(text).minutes
+        return
+    with pytest.raises(CronError) as caught:
+        CronExpression.parse(text)
+    assert str(caught.value).startswith(message)
+    assert len(str(caught.value)) < 200

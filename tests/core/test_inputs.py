@@ -240,6 +240,15 @@ def test_a_non_string_enum_value_is_refused() -> None:
     assert expected == declaration_errors("A", [1, True, "x"], None, "x", [])  # type: ignore[list-item]
 
 
+def test_a_non_string_enum_value_and_a_default_outside_the_enum_are_both_refused() -> None:
+    """The default is checked against the enum's strings only; the others are refused on
+    their own (found by fuzzing: joining them into the message raised a TypeError)."""
+    expected = ["enum value 1 must be a string (quote it in YAML)",
+                "enum value 2 must be a string (quote it in YAML)", "default must be one of x"]
+    assert expected == declaration_errors("A", [1, {"a": 1}, "x"], None, "y",  # type: ignore[list-item]
+                                          [])
+
+
 def test_a_pattern_that_does_not_compile_is_refused() -> None:
     """A broken pattern would refuse every value; the message carries ``re``'s reason."""
     errors = declaration_errors("A", None, "(unclosed", "x", [])

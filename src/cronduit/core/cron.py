@@ -70,6 +70,25 @@ _DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _MIN_YEAR = 1
 _MAX_YEAR = 9999
+# Schedules walk wall-clock days from February of year 1 to November of year 9999: a month
+# in from ``datetime``'s own ends, so that no day a walk looks at (the day before or after
+# one, on any zone's clock) leaves its range. An instant outside is read at the nearest end.
+_FIRST_DAY = date(1, 2, 1)
+_LAST_DAY = date(9999, 11, 30)
+_DAY = timedelta(days=1)
+_WALK_FROM = (date(1, 1, 2).toordinal() - _EPOCH_ORDINAL) * 86_400
+"""Epoch seconds: earlier instants are read as this one (its wall-clock date exists)."""
+_WALK_UNTIL = (date(9999, 11, 29).toordinal() - _EPOCH_ORDINAL) * 86_400
+"""Epoch seconds: no slot is after this instant (every zone's clock reads it in November)."""
+_FIRST_SLOT_AFTER = (_FIRST_DAY.toordinal() - 1 - _EPOCH_ORDINAL) * 86_400
+"""Epoch seconds: no slot is before this instant (wall-clock offsets are under a day)."""
+_STANDING_RULES = (date(2100, 1, 1).toordinal() - _EPOCH_ORDINAL) * 86_400
+"""Epoch seconds past the clock changes tzdata lists one by one: from here every zone keeps
+its standing rule, which repeats as the calendar does, so a plan with no slot after this
+instant never runs again."""
+_NUMBER_DIGITS = 4
+"""Significant digits of a field's number read at most: more is out of every field's range
+(and past 4,300 of them Python refuses to read one)."""
 
 
 class CronError(ValueError):
@@ -176,12 +195,24 @@ def _number(token: str, index: int) -> int:
     if index == 4 and upper in _DAY_NAMES:
         return _DAY_NAMES.index(upper)
     if not token.isdigit() or not token.isascii():
-        raise CronError(f"{_FIELDS[index]} field: {token!r} is not a number")
-    value = int(token)
+        raise CronError(f"{_FIELDS[index]} field: {_quoted(token)} is not a number")
     low, high = _BOUNDS[index]
+    if len(token.lstrip("0")) > _NUMBER_DIGITS:
+        raise CronError(f"{_FIELDS[index]} field: {_cut(token)} is outside {low}-{high}")
+    value = int(token)
     if not low <= value <= high:
         raise CronError(f"{_FIELDS[index]} field: {value} is outside {low}-{high}")
     return value
+
+
+def _cut(text: str, limit: int = 12) -> str:
+    """``text`` for a message, cut after ``limit`` characters: a field may be any length."""
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def _quoted(text: str, limit: int = 12) -> str:
+    """``text`` quoted for a message (escaped: it may hold anything), cut likewise."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}..."
 
 
 def _parse_item(item: str, index: int) -> set[int]:
@@ -192,14 +223,16 @@ def _parse_item(item: str, index: int) -> set[int]:
     step = 1
     if slash:
         if not step_text.isdigit() or not step_text.isascii():
-            raise CronError(f"{name} field: step {step_text!r} in {item!r} is not a number")
-        step = int(step_text)
+            raise CronError(f"{name} field: step {_quoted(step_text)} in {_quoted(item, 24)} "
+                            "is not a number")
+        too_long = len(step_text.lstrip("0")) > _NUMBER_DIGITS
+        step = high - low + 2 if too_long else int(step_text)
         if step == 0:
             raise CronError(f"{name} field: step 0 in {item!r} would never advance")
         if step > high - low + 1:
             raise CronError(
-                f"{name} field: step {step} in {item!r} is larger than the field's range "
-                f"{low}-{high}"
+                f"{name} field: step {_cut(step_text)} in {_quoted(item, 24)} is larger "
+                f"than the field's range {low}-{high}"
             )
     if base == "*":
         start, end = low, high
@@ -582,6 +615,8 @@ class DailyPlan:
         (and a day before it) without a transition, where they are one bisection away. Every
         other case takes the general walk of :meth:`after`.
         """
+        if not _FIRST_SLOT_AFTER + 2 * 86_400 <= instant < _WALK_UNTIL:
+            return next(self.after(instant), None)  # the day before must be in the calendar
         day = self._local_date(instant)
         if day.month in self._months and day.day in self._days_of(day.year, day.month):
             ordinal = day.toordinal()
@@ -596,14 +631,17 @@ class DailyPlan:
 
     def after(self, instant: int) -> Iterator[int]:
         """Slot instants strictly after ``instant`` (epoch seconds), ascending."""
+        if instant >= _WALK_UNTIL:
+            return
         # A gap slot of the previous day can land on this day (a gap across midnight), so the
         # walk starts a day early; a regular previous day is passed over at once.
-        start = self._local_date(instant) - timedelta(days=1)
+        local = self._local_date(max(instant, _WALK_FROM))
+        start = local - _DAY if local > _FIRST_DAY else _FIRST_DAY
         year, month, first_day = start.year, start.month, start.day
         months = self._months
         times = self._times
         last = instant
-        while year <= _MAX_YEAR:
+        while year < _MAX_YEAR or month <= _LAST_DAY.month:
             if month in months:
                 first_ordinal = date(year, month, 1).toordinal() - 1
                 for day in self._days_of(year, month):
@@ -635,15 +673,17 @@ class DailyPlan:
 
     def before(self, instant: int) -> Iterator[int]:
         """Slot instants strictly before ``instant`` (epoch seconds), descending."""
-        start = self._local_date(instant) + timedelta(days=1)
+        if instant <= _FIRST_SLOT_AFTER:
+            return
+        start = min(self._local_date(min(instant, _WALK_UNTIL)) + _DAY, _LAST_DAY)
         year, month, last_day = start.year, start.month, start.day
         months = self._months
         bound = instant
-        while year >= _MIN_YEAR:
+        while year > _MIN_YEAR or month >= _FIRST_DAY.month:
             if month in months:
                 first_ordinal = date(year, month, 1).toordinal() - 1
                 for day in reversed(self._days_of(year, month)):
-                    if day > last_day or (year == 1 and month == 1 and day == 1):
+                    if day > last_day:
                         continue
                     slots = self._day_slots(first_ordinal + day)
                     if slots and slots[0] < bound:
@@ -725,6 +765,15 @@ class Cron:
 
 @lru_cache(maxsize=1024)
 def cron_plan(parsed: CronExpression, tz: str, dst: DstPolicy) -> DailyPlan:
-    """The daily plan of a parsed expression; cached, as jobs ask for the same one often."""
+    """The daily plan of a parsed expression; cached, as jobs ask for the same one often.
+
+    Raises :class:`CronError` when the plan never runs: ``gap: skip`` can remove every slot
+    of an expression whose times all fall in spring-forward gaps (02:30 on the second Sunday
+    of March, in New York), which is refused like an expression that matches no date.
+    """
     times = tuple(h * 3600 + m * 60 for h in parsed.hours for m in parsed.minutes)
-    return DailyPlan(load_zone(tz), times, parsed.months, parsed, parsed.wildcard, dst)
+    plan = DailyPlan(load_zone(tz), times, parsed.months, parsed, parsed.wildcard, dst)
+    if plan.removes and dst.gap is DstGap.SKIP and next(plan.after(_STANDING_RULES), None) is None:
+        raise CronError(f"{parsed.text.strip()!r} never runs in {tz} with dst gap: skip: every "
+                        "time it names falls in a spring-forward gap")
+    return plan

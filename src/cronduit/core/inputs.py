@@ -209,9 +209,11 @@ def _shown_name(name: object) -> str:
     return ascii(str(name)[:_SHOWN_NAME_CHARS])
 
 
-def _usable_enum(enum: Collection[str] | None) -> tuple[str, ...] | None:
-    """An empty enum is reported as such; checking against it would only add noise."""
-    return tuple(enum) if enum else None
+def _usable_enum(enum: Collection[object] | None) -> tuple[str, ...] | None:
+    """The enum's strings to check a value against; none when it has none (an empty enum,
+    or one of numbers, is reported as such: checking against it would only add noise)."""
+    strings = tuple(item for item in enum if isinstance(item, str)) if enum else ()
+    return strings or None
 
 
 @functools.lru_cache(maxsize=256)

@@ -67,7 +67,8 @@ def format_utc(instant: datetime) -> str:
     Cached, like the wall-clock names below: the jobs firing in one batch share a handful of
     instants, and formatting them again for every job was a large part of a firing.
     """
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    u = instant.astimezone(UTC)  # by hand: strftime's %Y does not pad years before 1000
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -20,7 +20,7 @@ from pydantic import ValidationInfo
 from cronduit.core.config.context import LoadContext, load_context
 from cronduit.core.config.errors import Problem, rules_broken
 from cronduit.core.config.fields import split_step_ref
-from cronduit.core.cron import CronExpression
+from cronduit.core.cron import CronError, CronExpression, cron_plan
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import Overlap
 
@@ -198,6 +198,17 @@ def _dst_needs_fixed_time(job: Job, _: LoadContext | None) -> Iterator[Problem]:
             "so it follows real time through DST changes",
             at_key=True,
         )
+
+
+@_job_rule("cron", "time_zone", "dst")
+def _cron_runs_under_its_dst(job: Job, _: LoadContext | None) -> Iterator[Problem]:
+    """``gap: skip`` may remove every slot of a cron job: one that would never run."""
+    if job.cron is None or "dst" not in job.model_fields_set:
+        return
+    try:
+        cron_plan(CronExpression.parse(job.cron), job.time_zone, job.dst)
+    except CronError as error:
+        yield Problem(("dst",), str(error), at_key=True)
 
 
 @_job_rule("jitter", *_TIMINGS)
