@@ -24,6 +24,8 @@ from cronduit.cli import (
     state_commands,
     webhook_commands,
 )
+from cronduit.core.text import clean
+from cronduit.faults import reason_of
 
 
 class _UsageError(click.UsageError):
@@ -48,6 +50,16 @@ class _Cli(click.Group):
             return super().invoke(ctx)
 
 
+class _StateFault(click.ClickException):
+    """The state folder or store could not be read or written (a full or read-only disk, an
+    I/O error): one line naming what failed, exit 1, never a traceback."""
+
+    exit_code = 1
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"cronduit: {self.format_message()}", file=file, err=file is None)
+
+
 @contextmanager
 def _one_line() -> Iterator[None]:
     try:
@@ -56,6 +68,20 @@ def _one_line() -> Iterator[None]:
         raise
     except click.UsageError as error:
         raise _UsageError(error.format_message(), error.ctx) from None
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        raise
+    except Exception as error:
+        reason = reason_of(error)
+        if reason is None:
+            raise
+        raise _StateFault(_fault_line(error, reason)) from None
+
+
+def _fault_line(error: Exception, reason: str) -> str:
+    if isinstance(error, OSError):
+        where = f": {clean(str(error.filename))}" if error.filename is not None else ""
+        return f"{reason}{where}"
+    return f"the state store cannot be used: {reason}"
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
