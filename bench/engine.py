@@ -534,7 +534,7 @@ def cronduit_idle(plan: Plan) -> Idle:
         with daemon(path) as served:
             restart = served.wait_for(f"serving {plan.idle_jobs} jobs")
     with scratch() as folder, daemon(config(folder, 1)) as served:
-        served.wait_for("serving 1 jobs")
+        served.wait_for("serving 1 job")  # "1 job" from cronduit, "1 jobs" from the peer
         _, rss_one = idle_figures(served, plan.one_job_idle_seconds)
     return Idle("cronduit serve (SQLite)", startup, restart, cpu_percent, rss, rss_one,
                 plan.idle_jobs)
@@ -554,7 +554,7 @@ def apscheduler_idle(store: str, plan: Plan) -> Idle:
             with peer(folder, plan.idle_jobs) as served:
                 restart = served.wait_for(f"serving {plan.idle_jobs} jobs")
     with scratch() as folder, peer(folder, 1) as served:
-        served.wait_for("serving 1 jobs")
+        served.wait_for("serving 1 job")  # "1 job" from cronduit, "1 jobs" from the peer
         _, rss_one = idle_figures(served, plan.one_job_idle_seconds)
     name = "SQLAlchemy/SQLite" if store == "sqlite" else "memory"
     return Idle(f"APScheduler 3.11 {name}", startup, restart, cpu_percent, rss, rss_one,
