@@ -32,7 +32,8 @@ def test_the_wal_starts_over_under_commits_without_a_pause(tmp_path: Path) -> No
     """Background checkpoints finish under writes that never stop, so the WAL stays small
     (commits alone, with SQLite's own checkpoints off, would grow it to the whole load)."""
     path = tmp_path / "cronduit.db"
-    store = SqliteStore(path, background_checkpoints=True, checkpoint_every=0.02)
+    store = SqliteStore(path, background_checkpoints=True, checkpoint_every=0.02,
+                        wal_finish=2 * BLOB)
     try:
         largest = _write_under_load(store, path)
     finally:
