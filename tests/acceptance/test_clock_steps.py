@@ -104,16 +104,18 @@ def test_a_wall_clock_stepped_forward_then_back_runs_no_slot_twice(
     assert missed, "the minutes jumped over are missed, not run"
     assert 1 == len([run for run in deployment.runs("minute") if run.late])
 
-    before = {job: ran(deployment, job) for job in ("tick", "minute")}
-    runs_before = {job: len(deployment.runs(job)) for job in ("tick", "minute")}
     clock.step_to(BEHIND)
     stepped_back = clock.now()
     # Two heartbeats stamped on the stepped clock: the daemon has gone round its loop for
-    # a few seconds at the earlier time, with every timer due hours ahead.
+    # a few seconds at the earlier time, with every timer due hours ahead. What ran is read
+    # once the first is stamped: a firing the daemon decided just before it saw the step
+    # back is recorded by then, and nothing may be added after it.
     deployment.wait_for(lambda: (beat := heartbeat(deployment)) is not None
                         and beat >= stepped_back - timedelta(seconds=1)
                         and beat < datetime.now(UTC))
     first_beat = heartbeat(deployment)
+    before = {job: ran(deployment, job) for job in ("tick", "minute")}
+    runs_before = {job: len(deployment.runs(job)) for job in ("tick", "minute")}
     deployment.wait_for(lambda: heartbeat(deployment) != first_beat)
     assert runs_before == {job: len(deployment.runs(job)) for job in ("tick", "minute")}
 
