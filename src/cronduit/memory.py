@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import platform
 
@@ -29,7 +30,9 @@ TRIM_EVERY = 60.0
 """Seconds between two :func:`release_free_memory` calls in the daemon."""
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    """glibc, loaded once: ``find_library`` runs ``ldconfig``, too much for once a minute."""
     if platform.libc_ver()[0] != "glibc":
         return None
     name = ctypes.util.find_library("c")

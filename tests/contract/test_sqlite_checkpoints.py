@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from cronduit.store.sqlite import SqliteStore
 
 BLOB = 64 * 1024
@@ -41,24 +43,17 @@ def test_the_wal_starts_over_under_commits_without_a_pause(tmp_path: Path) -> No
     assert largest < COMMITS * BLOB / 3, f"the WAL reached {largest:,} bytes"
 
 
-def test_the_daemons_connection_leaves_checkpoints_to_the_thread(tmp_path: Path) -> None:
-    """With background checkpoints, a commit never checkpoints inline."""
-    store = SqliteStore(tmp_path / "cronduit.db", background_checkpoints=True)
+@pytest.mark.parametrize(("background", "pages"), [(True, 0), (False, 1000)])
+def test_only_the_daemons_stores_leave_checkpoints_to_the_thread(
+        tmp_path: Path, background: bool, pages: int) -> None:
+    """With background checkpoints a commit never checkpoints inline; the CLI's stores keep
+    SQLite's own checkpoints (every 1000 pages)."""
+    store = SqliteStore(tmp_path / "cronduit.db", background_checkpoints=background)
     try:
         row = store._db.execute("PRAGMA wal_autocheckpoint").fetchone()
     finally:
         store.close()
-    assert row == (0,)
-
-
-def test_a_store_without_the_thread_keeps_sqlites_own_checkpoints(tmp_path: Path) -> None:
-    """The CLI's stores checkpoint as SQLite does by default."""
-    store = SqliteStore(tmp_path / "cronduit.db")
-    try:
-        row = store._db.execute("PRAGMA wal_autocheckpoint").fetchone()
-    finally:
-        store.close()
-    assert row == (1000,)
+    assert row == (pages,)
 
 
 def test_committed_rows_survive_the_thread_stopping(tmp_path: Path) -> None:
