@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from cronduit.store.sql import from_text
+from cronduit.store.sql.transaction import from_text
 
 
 def write_config(folder: Path, jobs: Iterable[str], kept_runs: int = 20) -> Path:

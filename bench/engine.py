@@ -61,7 +61,7 @@ from cronduit.engine import BATCH, Engine
 from cronduit.executor import LaunchSpec, measure_spawn_rate, wait
 from cronduit.executor.rate import TRUE
 from cronduit.executor.spawn import begin_launch, supervisor_pid
-from cronduit.store.sql import to_text
+from cronduit.store.sql.transaction import to_text
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeRunner
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cronduit.cli.context import ask_reload, nudge_daemon
-from cronduit.daemon_state import DaemonInfo, own_start_time, read_daemon, write_heartbeat
+from cronduit.daemon.heartbeat import DaemonInfo, own_start_time, read_daemon, write_heartbeat
 from cronduit.executor.procfs import identity
 from cronduit.store.sqlite import SqliteStore
 

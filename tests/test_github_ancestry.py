@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from cronduit.core.json_depth import MAX_JSON_DEPTH
-from cronduit.github_ancestry import ancestor_in_clone, ancestor_on_github, head_in_branch
+from cronduit.http.ancestry import ancestor_in_clone, ancestor_on_github, head_in_branch
 
 TOKEN = "ghp_test-token-never-logged"
 UNKNOWN = "0123456789abcdef0123456789abcdef01234567"

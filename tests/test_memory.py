@@ -7,7 +7,7 @@ import sys
 
 
 def _run(env_extra: dict[str, str]) -> str:
-    code = "from cronduit.memory import limit_malloc_arenas; print(limit_malloc_arenas())"
+    code = "from cronduit.daemon.memory import limit_malloc_arenas; print(limit_malloc_arenas())"
     env = {"PATH": "/usr/bin:/bin", **env_extra}
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, check=True).stdout.strip()
@@ -25,7 +25,7 @@ def test_the_users_malloc_arena_max_wins() -> None:
 
 def test_free_memory_is_given_back_on_glibc() -> None:
     """Memory freed between live chunks is returned: malloc_trim says it released some."""
-    code = ("from cronduit.memory import release_free_memory\n"
+    code = ("from cronduit.daemon.memory import release_free_memory\n"
             "chunks = [bytes(4000) for _ in range(20000)]\n"
             "del chunks[::2]\n"
             "print(release_free_memory())")

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cronduit import run_folders
-from cronduit.executor import launch
+from cronduit.executor import launch, run_folders
+from cronduit.executor.run_folders import RunFolders
 from cronduit.paths import StatePaths
-from cronduit.run_folders import RunFolders
 from tests.executor import eventually, finish, group_killed_afterwards, spec_for
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cronduit import workspace
 from cronduit.core.config.model import Workspace
+from cronduit.executor import workspace
 from cronduit.executor.procfs import identity
 
 GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_AUTHOR_NAME": "t",

@@ -10,7 +10,7 @@ daemon and the CLI find the same store wherever they are started from.
     <state>/runs/<run>/attempt-<n>              the attempt's lock, pid and exit status
     <state>/runs/<run>/attempt-<n>.retry_after  $CRONDUIT_RETRY_AFTER_FILE, if the job wrote it
     <state>/runs/<run>/workspace                what the run was told of its workspace
-    <state>/workspaces/<repository>-<hash>/     checkouts (:mod:`cronduit.workspace`)
+    <state>/workspaces/<repository>-<hash>/     checkouts (:mod:`cronduit.executor.workspace`)
     <state>/daemon.lock                         held by the one daemon serving this state
 
 The attempt file's format is :mod:`cronduit.executor.files`'s; the retry hint's name is

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
-from cronduit.daemon_state import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo
 from cronduit.engine import Engine
 from cronduit.ports import Pause, Store
 from cronduit.store import open_store

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from cronduit.cli import cli
 from cronduit.core.signing import webhook_token
+from cronduit.executor.workspace import repository_root
 from cronduit.ports import Run, Timer
 from cronduit.store.sqlite import SqliteStore
-from cronduit.workspace import repository_root
 
 CONFIG = """\
 settings:

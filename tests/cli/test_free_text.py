@@ -19,8 +19,8 @@ from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
 from cronduit.core.text import MAX_OPERATOR, MAX_REASON
-from cronduit.daemon import APPLY_ASKED
-from cronduit.daemon_state import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo
+from cronduit.daemon.loop import APPLY_ASKED
 from cronduit.ports import Pause, Store
 from cronduit.store import open_store
 from cronduit.testing import FakeClock

@@ -24,7 +24,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime, SystemClock
 from cronduit.core.config import load_config
-from cronduit.daemon_state import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo
 from cronduit.executor.logcap import PUNCH, cut, open_capped
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, NewEvent, Run, Store

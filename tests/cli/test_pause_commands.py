@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
-from cronduit.daemon_state import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo
 from cronduit.ports import Run, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock

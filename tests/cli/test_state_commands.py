@@ -25,7 +25,7 @@ from cronduit.cli.context import Runtime
 from cronduit.cli.state_commands import progress_lines
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.daemon_state import DaemonInfo, write_applied
+from cronduit.daemon.heartbeat import DaemonInfo, write_applied
 from cronduit.ports import NewEvent, Run, SlotRecord, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock

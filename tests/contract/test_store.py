@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cronduit.ports import AuditEntry, Conflict, NewEvent, Pause, Run, SlotRecord, Store, Timer
-from cronduit.store.migrations import LATEST, statements
+from cronduit.store.sql.migrate import LATEST, statements
 from cronduit.store.sqlite import SqliteStore
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -240,7 +240,7 @@ def test_the_migrations_add_up_to_the_schema(tmp_path: Path) -> None:
     migrated = SqliteStore(tmp_path / "migrated.db")
     migrated.close()
     documented = sqlite3.connect(tmp_path / "documented.db")
-    text = resources.files("cronduit.store").joinpath("schema.sql").read_text()
+    text = resources.files("cronduit.store.sql").joinpath("schema.sql").read_text()
     for statement in statements(text):
         documented.execute(statement)
     assert _schema(documented) == _schema(sqlite3.connect(tmp_path / "migrated.db"))
@@ -389,7 +389,7 @@ def test_the_audit_log_reads_newest_first(store: Store) -> None:
 def test_batch_writes_bind_by_position_only_in_the_querys_own_order() -> None:
     """The firing path binds tuples by position: the order is checked against queries.sql, so
     an edit that moves a parameter fails loudly instead of writing a value to another column."""
-    from cronduit.store.sql import positional  # noqa: PLC0415 - the SQL backends' helper
+    from cronduit.store.sql.transaction import positional  # noqa: PLC0415 - the SQL backends' helper
 
     order = ("slot", "slot_name", "due_at", "last_name", "job", "expected_version")
     assert "WHERE job = ? AND version = ?" in positional("advance_timer", order)

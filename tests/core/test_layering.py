@@ -14,7 +14,7 @@ FORBIDDEN_MODULES = {
     "starlette", "fastapi", "psycopg", "click", "rich", "pathlib", "io", "tempfile", "logging",
 }
 FORBIDDEN_CALLS = {"now", "utcnow", "today", "open", "getenv", "time"}
-EDGE_PACKAGES = ("cronduit.cli", "cronduit.store", "cronduit.daemon", "cronduit.web",
+EDGE_PACKAGES = ("cronduit.cli", "cronduit.store", "cronduit.daemon.loop", "cronduit.web",
                  "cronduit.executor", "cronduit.notify")
 
 

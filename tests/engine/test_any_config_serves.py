@@ -20,12 +20,13 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from cronduit import control, intake
+from cronduit import intake
 from cronduit.core.config import Config, ConfigErrors, load_config
 from cronduit.core.enums import Outcome
 from cronduit.engine import Engine
+from cronduit.executor.runner import ProcessRunner
+from cronduit.intake import pausing as control
 from cronduit.paths import StatePaths
-from cronduit.runner import ProcessRunner
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cronduit.core.config import Config, load_config
-from cronduit.daemon import Daemon
-from cronduit.daemon_state import APPLIED_CONFIG
+from cronduit.daemon.heartbeat import APPLIED_CONFIG
+from cronduit.daemon.loop import Daemon
 from cronduit.ports import Transaction
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cronduit.core.config import load_config
-from cronduit.daemon import Daemon
+from cronduit.daemon.loop import Daemon
 from cronduit.notifier import NotificationSender
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner

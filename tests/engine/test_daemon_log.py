@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cronduit.core.config import load_config
 from cronduit.core.enums import TriggerKind
-from cronduit.daemon import Daemon
+from cronduit.daemon.loop import Daemon
 from cronduit.ports import NewEvent
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner

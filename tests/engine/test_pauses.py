@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from cronduit import control
 from cronduit.core.catchup import COUNTED_PAUSED, LISTED_MISSED
+from cronduit.intake import pausing as control
 from cronduit.ports import SlotRecord
 from tests.engine.conftest import Rig
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cronduit.core.config.loader import load_config
+from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, Run
-from cronduit.runner import ProcessRunner
 from tests.mounts import fill, free, small_tmpfs
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

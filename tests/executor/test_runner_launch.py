@@ -9,9 +9,9 @@ from pathlib import Path
 from cronduit.core.config.loader import load_config
 from cronduit.core.config.model import Job, Step
 from cronduit.core.lifecycle import AttemptReport
+from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
-from cronduit.runner import ProcessRunner
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -11,11 +11,11 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from cronduit.acceptor import Acceptor
 from cronduit.core.config import load_config
 from cronduit.core.signing import webhook_token
 from cronduit.engine import Engine
 from cronduit.http import Gateway, create_app
+from cronduit.intake.acceptor import Acceptor
 from cronduit.ports import Event, Run
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner

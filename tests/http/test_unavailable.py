@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cronduit.acceptor import Acceptor
+from cronduit.intake.acceptor import Acceptor
 from cronduit.store.sqlite import SqliteStore
 from tests.http.conftest import API_TOKEN, Api, open_api
 from tests.mounts import fill, free, small_tmpfs

@@ -17,7 +17,6 @@ import click
 from rich.progress import Progress, TaskID
 
 from cronduit import intake
-from cronduit.audit import UNKNOWN_OPERATOR
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, open_state, runtime
 from cronduit.cli.job_commands import INTERRUPTED, default_operator, job, run_record
 from cronduit.cli.options import config_option, fail, operator_option
@@ -28,7 +27,8 @@ from cronduit.core.config.model import Job
 from cronduit.core.enums import Outcome
 from cronduit.core.limits import MAX_SLOTS_LISTED
 from cronduit.core.timespec import Slot, format_utc, schedule_of
-from cronduit.daemon_state import running_daemon
+from cronduit.daemon.heartbeat import running_daemon
+from cronduit.intake.audit import UNKNOWN_OPERATOR
 from cronduit.ports import Run
 
 POLICIES = [backfill.SERIAL, "queue", "skip", "allow", "replace"]

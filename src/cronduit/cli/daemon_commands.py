@@ -22,11 +22,11 @@ from cronduit.cli.options import config_option, fail, load_config_and_text, oper
 from cronduit.cli.render import echo_json, utc
 from cronduit.clock import SystemClock
 from cronduit.core.config import Config
-from cronduit.daemon import APPLY_ASKED, NO_CHANGES, Daemon, ListenError
-from cronduit.daemon_state import running_daemon
-from cronduit.memory import limit_malloc_arenas
+from cronduit.daemon.heartbeat import running_daemon
+from cronduit.daemon.loop import APPLY_ASKED, NO_CHANGES, Daemon, ListenError
+from cronduit.daemon.memory import limit_malloc_arenas
+from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
-from cronduit.runner import ProcessRunner
 from cronduit.secrets import SecretsError, load_secrets
 from cronduit.store import open_store
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import click
 
-from cronduit import workspace
 from cronduit.cli.context import State, open_state
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_json, echo_line, utc
@@ -27,7 +26,8 @@ from cronduit.core.config.model import Config, Job, Workspace
 from cronduit.core.github import events_needing_confirmed_branch
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
-from cronduit.daemon_state import DaemonInfo, running_daemon
+from cronduit.daemon.heartbeat import DaemonInfo, running_daemon
+from cronduit.executor import workspace
 from cronduit.ports import Timer
 from cronduit.secrets import (
     SecretsError,

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import click
 
-from cronduit import control, intake
-from cronduit.audit import UNKNOWN_OPERATOR, describe
+from cronduit import intake
 from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
 from cronduit.cli.options import config_option, fail, operator_option, reason_option
 from cronduit.cli.render import (
@@ -38,8 +37,10 @@ from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
 from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import TextError, check_operator, clean
-from cronduit.daemon_state import running_daemon
+from cronduit.daemon.heartbeat import running_daemon
 from cronduit.executor.logs import LogReader
+from cronduit.intake import pausing as control
+from cronduit.intake.audit import UNKNOWN_OPERATOR, describe
 from cronduit.paths import StatePaths
 from cronduit.ports import Pause, Run, RunEnd, Transaction
 

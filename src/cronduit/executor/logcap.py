@@ -26,8 +26,8 @@ has no ``inotify`` binding at all: both are called from libc through :mod:`ctype
 
 A cut and a reader's read of the log exclude each other through POSIX record locks on its
 first two bytes (:func:`held`; ``flock`` would not do: the job's own descriptor holds a
-shared ``flock``, see :mod:`cronduit.run_folders`), so a reader sees the log before a cut or
-after it, never half cut.
+shared ``flock``, see :mod:`cronduit.executor.run_folders`), so a reader sees the log
+before a cut or after it, never half cut.
 
 When to look: a log that grows is looked at (one ``fstat``) after half the time its growth
 would take to reach the cap, within 5 ms to 0.1 s (:func:`~cronduit.core.logcap.next_look`);

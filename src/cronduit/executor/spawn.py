@@ -266,7 +266,7 @@ def _open_log(log_path: Path) -> int:
 
     Every process that inherits the log shares that lock, so it is held while any of them
     may still write there: a free lock is what lets a pruned run's log be reused
-    (:mod:`cronduit.run_folders`).
+    (:mod:`cronduit.executor.run_folders`).
     """
     log = _open_in_folder(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC)
     with contextlib.suppress(OSError):

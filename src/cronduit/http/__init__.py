@@ -1,7 +1,7 @@
 """The HTTP edge: health, job webhooks, GitHub deliveries and the run-now API.
 
 Every request that brings a trigger goes through :mod:`cronduit.intake` (the same checks as
-the CLI) and :class:`cronduit.acceptor.Acceptor` (durable before the answer), then wakes the
+the CLI) and :class:`cronduit.intake.acceptor.Acceptor` (durable before the answer), then wakes the
 engine; nothing here decides policy.
 """
 

@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from cronduit import control, intake
+from cronduit import intake
 from cronduit.core.config.model import Job
 from cronduit.core.github import (
     CodeEvent,
@@ -46,7 +46,7 @@ from cronduit.core.json_depth import JsonTooDeep, check_json_depth, loads
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
 from cronduit.core.timespec import format_utc
-from cronduit.github_ancestry import head_in_branch
+from cronduit.http.ancestry import head_in_branch
 from cronduit.http.bodies import GITHUB_LIMIT, WEBHOOK_LIMIT, read_limited
 from cronduit.http.gateway import Gateway
 from cronduit.http.models import (
@@ -60,6 +60,7 @@ from cronduit.http.models import (
     RunStarted,
 )
 from cronduit.http.openapi import document
+from cronduit.intake import pausing as control
 from cronduit.ports import Pause, Transaction
 
 RUN_ID_WAIT = 5.0

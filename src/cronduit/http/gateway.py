@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cronduit.acceptor import Acceptor
 from cronduit.core.config.model import Config
+from cronduit.intake.acceptor import Acceptor
 from cronduit.ports import Clock
 
 

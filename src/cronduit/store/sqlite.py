@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from cronduit.store.migrations import migrations, statements
-from cronduit.store.sql import SqlTransaction
+from cronduit.store.sql.migrate import migrations, statements
+from cronduit.store.sql.transaction import SqlTransaction
 
 _WRITERS: dict[Path, threading.RLock] = {}
 _WRITERS_GUARD = threading.Lock()

@@ -715,6 +715,9 @@ class _JsonBuilder:
 # -- entry point -------------------------------------------------------------------------
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def read_document(text: str, filename: str) -> Document:
     """Parse config ``text`` (YAML or JSON); ``filename`` only labels the errors.
 
@@ -727,6 +730,12 @@ def read_document(text: str, filename: str) -> Document:
         message = (f"the file is longer than {MAX_CONFIG_CHARS} characters "
                    f"({format_size(MAX_CONFIG_CHARS)}), the most cronduit reads")
         raise ConfigErrors([ConfigError(filename, where.line, where.column, message)])
+    if (surrogate := _SURROGATE.search(text)) is not None:
+        # Text decoded from a file never holds one; text handed in by a caller can, and the
+        # YAML parser cannot encode it.
+        where = _offset_position(text, surrogate.start())
+        raise ConfigErrors([ConfigError(filename, where.line, where.column,
+                                        "not UTF-8 text (a lone surrogate)")])
     if not _looks_like_json(text, filename):
         return _read_yaml(text, filename)
     if filename.lower().endswith(".json"):

@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from cronduit import control
 from cronduit.core.backfill import trigger_policy
 from cronduit.core.catchup import (
     CatchUpPolicy,
@@ -66,6 +65,7 @@ from cronduit.core.timespec import (
     next_jittered,
     schedule_of,
 )
+from cronduit.intake import pausing as control
 from cronduit.ports import (
     Conflict,
     Deferred,

@@ -1,4 +1,4 @@
-"""Pausing and resuming jobs, each written with its audit entry (:mod:`cronduit.audit`).
+"""Pausing and resuming jobs, each written with its audit entry (:mod:`cronduit.intake.audit`).
 
 Every function here runs inside one store transaction and either writes its change together
 with its audit entry, or refuses (:class:`~cronduit.intake.RequestRefused`) without writing
@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from cronduit import audit
-from cronduit.audit import describe, record
 from cronduit.core.pausing import PauseError, parse_until
 from cronduit.core.text import TextError, check_operator, check_reason
 from cronduit.core.timespec import format_utc
-from cronduit.intake import RequestRefused
+from cronduit.intake import audit
+from cronduit.intake.audit import describe, record
+from cronduit.intake.refusals import RequestRefused
 from cronduit.ports import Conflict, Pause, Transaction
 
 ENGINE = audit.ENGINE

@@ -30,8 +30,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from cronduit import audit, workspace
-from cronduit.acceptor import Acceptor
 from cronduit.core import outage
 from cronduit.core.config import ConfigErrors, load_config
 from cronduit.core.config.changes import config_changes
@@ -39,16 +37,19 @@ from cronduit.core.config.model import Config
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
-from cronduit.daemon_state import (
+from cronduit.daemon.heartbeat import (
     HEARTBEAT_EVERY,
     DaemonInfo,
     own_start_time,
     write_applied,
     write_heartbeat,
 )
+from cronduit.daemon.memory import TRIM_EVERY, release_free_memory
 from cronduit.engine import Engine
+from cronduit.executor import workspace
 from cronduit.faults import reason_of
-from cronduit.memory import TRIM_EVERY, release_free_memory
+from cronduit.intake import audit
+from cronduit.intake.acceptor import Acceptor
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, Runner, Store, Transaction

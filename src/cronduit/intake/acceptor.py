@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from cronduit.core import outage
 from cronduit.faults import reason_of
-from cronduit.intake import RequestRefused
+from cronduit.intake.refusals import RequestRefused
 from cronduit.ports import Store, Transaction
 
 T = TypeVar("T")

@@ -17,7 +17,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from cronduit import workspace
 from cronduit.core.config.model import DEFAULT_MAX_LOG, Job
 from cronduit.core.inputs import InputError, resolve_inputs
 from cronduit.core.lifecycle import AttemptReport
@@ -36,12 +35,13 @@ from cronduit.executor import (
     retry_after,
     terminate_async,
     wait,
+    workspace,
 )
+from cronduit.executor.run_folders import RunFolders
 from cronduit.executor.spawn import begin_launch
+from cronduit.executor.workspace import WorkspaceError
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, LaunchResult, Run
-from cronduit.run_folders import RunFolders
-from cronduit.workspace import WorkspaceError
 
 LAUNCH_THREADS = 8
 STATE_FOLDER_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})

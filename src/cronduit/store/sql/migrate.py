@@ -14,7 +14,7 @@ _FILE = re.compile(r"^(\d{4})_\w+\.sql$")
 
 def migrations() -> list[tuple[int, str]]:
     """(version, SQL text) of every migration, in order."""
-    folder = resources.files("cronduit.store").joinpath("migrations")
+    folder = resources.files("cronduit.store.sql").joinpath("migrations")
     found = []
     for entry in folder.iterdir():
         match = _FILE.match(entry.name)

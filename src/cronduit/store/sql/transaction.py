@@ -79,7 +79,7 @@ def positional(query: str, order: tuple[str, ...]) -> str:
 @cache
 def queries() -> dict[str, str]:
     """The named queries, parsed once."""
-    text = resources.files("cronduit.store").joinpath("queries.sql").read_text()
+    text = resources.files("cronduit.store.sql").joinpath("queries.sql").read_text()
     parts = _NAME.split(text)
     return {parts[i]: parts[i + 1].strip().rstrip(";") for i in range(1, len(parts), 2)}
 

@@ -1,0 +1,1 @@
+"""The daemon: the asyncio loop, its heartbeat, and the composition root."""

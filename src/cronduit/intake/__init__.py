@@ -1,0 +1,26 @@
+"""Intake: accepting triggers from outside the loop (the CLI, the HTTP API), durably.
+
+One module per door: :mod:`~cronduit.intake.manual`, :mod:`~cronduit.intake.webhook`,
+:mod:`~cronduit.intake.github` and :mod:`~cronduit.intake.backfill` each turn a request into
+an accepted event or a :class:`RequestRefused`; :mod:`~cronduit.intake.pausing` and
+:mod:`~cronduit.intake.audit` write pauses and the audit log; the
+:class:`~cronduit.intake.acceptor.Acceptor` group-commits what the HTTP edge accepts.
+"""
+
+from cronduit.intake.backfill import accept_backfill
+from cronduit.intake.github import DeliveryAccepted, accept_code_event, github_delivery_id
+from cronduit.intake.manual import PENDING_SCAN, accept_manual, check_inputs, manual_state
+from cronduit.intake.refusals import Accepted, RequestRefused, checked_operator
+from cronduit.intake.webhook import (
+    LABEL_BODY_CHARS,
+    accept_webhook,
+    webhook_delivery_id,
+    webhook_label,
+)
+
+__all__ = [
+    "LABEL_BODY_CHARS", "PENDING_SCAN", "Accepted", "DeliveryAccepted", "RequestRefused",
+    "accept_backfill", "accept_code_event", "accept_manual", "accept_webhook", "check_inputs",
+    "checked_operator", "github_delivery_id", "manual_state", "webhook_delivery_id",
+    "webhook_label",
+]

@@ -1,0 +1,1 @@
+"""The SQL the SQLite backend runs: schema, named queries, migrations."""
