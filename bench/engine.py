@@ -3,7 +3,7 @@
 Three parts, one run, each printing cronduit's figures next to the peers' and the targets:
 
 1. Durable firings, no process: 10,000 timers all due, fired by the engine's timer path
-   (``Engine._fire_timers``: per batch of 500, one transaction that accepts each trigger
+   (``engine.firing.fire_timers``: per batch of 500, one transaction that accepts each trigger
    event, writes its slot-ledger row and re-arms its timer) on a fresh SQLite store (WAL,
    synchronous=FULL) in a temporary folder; against the physical limit, the same rows (an
    event insert, a ledger insert and a timer update per firing) written with plain
@@ -57,7 +57,7 @@ from _apscheduler_peer import far_cron
 from _daemon import Served, cpu_seconds, daemon, firings, thread_cpu_seconds, write_config
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.engine import BATCH, Engine
+from cronduit.engine import BATCH, Engine, firing
 from cronduit.executor import LaunchSpec, measure_spawn_rate, wait
 from cronduit.executor.rate import TRUE
 from cronduit.executor.spawn import begin_launch, supervisor_pid
@@ -172,7 +172,7 @@ def fire_timers(engine: Engine, now: datetime) -> None:
     """The durable timer path alone, nothing routed or launched: a batch per transaction."""
     while True:
         with engine.store.transaction() as tx:
-            fired = engine._fire_timers(tx, now)
+            fired = firing.fire_timers(engine.stage, tx, now)
         if fired < BATCH:
             return
 
@@ -233,8 +233,8 @@ def part_firings(plan: Plan) -> None:
     raw = raw_rate(plan)
     rows = [
         ("raw sqlite3 executemany, batches of 500", raw),
-        ("cronduit Engine._fire_timers, every 1m", engine_rate(every, plan, T0, T0, fire_timers)),
-        ("cronduit Engine._fire_timers, cron * * * * *",
+        ("cronduit firing.fire_timers, every 1m", engine_rate(every, plan, T0, T0, fire_timers)),
+        ("cronduit firing.fire_timers, cron * * * * *",
          engine_rate(cron, plan, T0, minute, fire_timers)),
     ]
     if plan.tick_row:

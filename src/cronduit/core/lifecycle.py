@@ -132,3 +132,21 @@ def recovered_attempt(found: Recovered, pid_recorded: bool) -> Recovered:
 def deadline_passed(now: datetime, deadline: datetime | None) -> bool:
     """Whether a run's whole-run deadline has come (exactly at it counts as passed)."""
     return deadline is not None and now >= deadline
+
+
+def run_deadline(started: datetime, timeout: int) -> datetime:
+    """The whole-run deadline of a run started at ``started``: every attempt and every
+    backoff between them must end by it."""
+    return started + timedelta(seconds=timeout)
+
+
+def backoff_step(now: datetime, deadline: datetime | None,
+                 next_attempt_at: datetime | None) -> Literal["timeout", "retry"] | None:
+    """What a run sleeping in backoff does at ``now``: end as ``timeout`` once its deadline
+    has come (before its next attempt, even when both are due), start its next attempt once
+    that is due, or sleep on (None)."""
+    if deadline_passed(now, deadline):
+        return "timeout"
+    if next_attempt_at is not None and next_attempt_at <= now:
+        return "retry"
+    return None

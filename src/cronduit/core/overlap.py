@@ -387,3 +387,18 @@ def _check_newer(trigger: Trigger, waiting: Sequence[Trigger]) -> None:
         raise ValueError(
             f"trigger {trigger.id} (seq {trigger.seq}) is not newer than the work it joins"
         )
+
+
+def dispatched(decision: Decision, dispatching: bool) -> Decision:
+    """The decision as carried out: a dry run (``serve --dry-run``) starts no runs, so a
+    start becomes a wait, held in the job's work until a normal start owes it its run."""
+    if decision is Decision.START and not dispatching:
+        return Decision.WAIT
+    return decision
+
+
+def replaced_at_once(in_backoff: bool) -> bool:
+    """How a replace cancels a run going: a run sleeping in backoff has no process to stop,
+    so it ends at once, cancelled (True); a running one is asked to stop, and ends when its
+    process does (False). Either way the new trigger waits for the run to end."""
+    return in_backoff

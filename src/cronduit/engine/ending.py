@@ -1,0 +1,129 @@
+"""Ending: attempts that ended are judged, runs end and are recorded, notifications queued.
+
+The core judges each attempt (:func:`~cronduit.core.lifecycle.judge_attempt`: success,
+retry after a backoff, or the outcome it ends the run with) and says when a run in backoff
+retries or times out; this stage reads, asks, and writes the run's end, its run-end event
+(which chains ``on.after`` jobs), its notifications and its pruning in the transaction that
+records the outcome, then starts the work its end freed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+
+from cronduit.core.config.model import Job, Retry
+from cronduit.core.enums import Outcome
+from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, backoff_step, judge_attempt
+from cronduit.core.notify import RunFacts, message, recipients
+from cronduit.core.overlap import on_backoff
+from cronduit.core.timespec import format_utc
+from cronduit.engine.outbox import Launch, Outbox
+from cronduit.engine.plan import Stage
+from cronduit.engine.work import inputs_of, job_state, start_waiting
+from cronduit.ports import Event, Run, Transaction
+
+NO_RETRY = Retry()
+"""A job without ``retry`` (or one removed from the config): one attempt."""
+
+Ended = list[tuple[str, int, AttemptReport]]
+"""Attempts' ends as the runner reports them: run id, attempt number, report."""
+
+
+def collect_ended(stage: Stage, tx: Transaction, ended: Ended, now: datetime,
+                  outbox: Outbox) -> None:
+    """Settle each reported end, once: a replayed report of a settled attempt is ignored."""
+    for run_id, attempt, report in ended:
+        run = tx.get_run(run_id)
+        if run is None or run.state != "running" or run.attempts != attempt:
+            continue
+        attempt_ended(stage, tx, run, attempt, report, now, outbox)
+
+
+def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report: AttemptReport,
+                  now: datetime, outbox: Outbox) -> None:
+    """Judge an attempt's end: the run sleeps in backoff (and joins the triggers the core
+    says it consumes meanwhile), or ends."""
+    job = stage.config.jobs.get(run.job)
+    if report.stopped_for is None and run.cancel_reason is not None:
+        report = replace(report, stopped_for=run.cancel_reason)
+    retry = (job.retry if job is not None else None) or NO_RETRY
+    verdict = judge_attempt(report, attempt, retry, now, run.deadline_at or now)
+    if verdict.retry_at is not None and job is not None:
+        tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
+                      exit_status=report.exit_status, reason=verdict.reason, pid=None)
+        joined = on_backoff(job_state(stage, tx, job), stage.plan.overlap[job.name])
+        tx.set_event_state([t.seq for t in joined], "consumed", run.id)
+        outbox.lines.append(f"run {run.job} {run.id}: attempt {attempt} failed "
+                            f"({verdict.reason}); retry at {format_utc(verdict.retry_at)}")
+        return
+    outcome = verdict.outcome or Outcome.FAILURE
+    end_run(stage, tx, run, outcome, verdict.reason, report.exit_status, now, outbox)
+
+
+def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: str,
+            exit_status: int | None, now: datetime, outbox: Outbox) -> None:
+    """Record the run's end with its run-end event, notifications and pruning; then start
+    what its end freed."""
+    tx.update_run(run.id, state="ended", outcome=outcome, reason=reason,
+                  exit_status=exit_status, finished_at=now, next_attempt_at=None)
+    tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
+    # Wall-clock time: a clock stepped back during the run would make it negative.
+    took = max(0.0, (now - (run.started_at or now)).total_seconds())
+    outbox.lines.append(f"run {run.job} {run.id}: {outcome} after {took:.1f}s"
+                        + (f" ({reason})" if reason else ""))
+    job = stage.config.jobs.get(run.job)
+    if job is None:
+        return
+    notify(stage, tx, job, RunFacts(job.name, run.id, outcome, run.started_at, now,
+                                    run.attempts, exit_status, reason), now)
+    for old in tx.runs_to_prune(job.name, stage.config.settings.kept_runs):
+        tx.update_run(old.id, files_pruned=True)
+        outbox.prunes.append(old)
+    if stage.dispatch:
+        start_waiting(stage, tx, job.name, now, outbox)
+
+
+def skip(stage: Stage, tx: Transaction, job: Job, event: Event, reason: str, now: datetime,
+         outbox: Outbox) -> None:
+    """Record a trigger the core skipped as a run that ended ``skipped`` at once."""
+    run = Run(id=stage.new_run_id(now), job=job.name, kind=event.kind, label=event.label,
+              state="ended", created_at=now, trigger_seq=event.seq, exclusive=False,
+              outcome=Outcome.SKIPPED, reason=reason, finished_at=now, late=event.late,
+              inputs=inputs_of(event), operator=event.operator)
+    tx.insert_run(run)
+    tx.set_event_state([event.seq], "consumed", run.id)
+    outbox.lines.append(f"run {job.name} {run.id}: skipped ({reason}) [{event.label}]")
+    notify(stage, tx, job, RunFacts(job.name, run.id, Outcome.SKIPPED, None, now, 0, None,
+                                    reason), now)
+
+
+def notify(stage: Stage, tx: Transaction, job: Job, facts: RunFacts, now: datetime) -> None:
+    """Queue the run's outcome for every notifier that wants it, in the transaction that
+    records the outcome: a crash right after loses no notification."""
+    notifiers = stage.config.notifiers
+    accepts = {name: notifier.on for name, notifier in notifiers.items()}
+    for name in recipients(job.notify, accepts, facts.outcome):
+        body = json.dumps(message(facts, notifiers[name].format))
+        tx.insert_notification(facts.run, name, body, now)
+
+
+def retry_due(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> None:
+    """Runs in backoff whose time came: the next attempt, or the end their deadline owes."""
+    for run in tx.due_backoffs(now):
+        step = backoff_step(now, run.deadline_at, run.next_attempt_at)
+        if step == "timeout":
+            end_run(stage, tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
+                    run.exit_status, now, outbox)
+        elif step == "retry":
+            attempt = run.attempts + 1
+            tx.update_run(run.id, state="running", attempts=attempt, next_attempt_at=None)
+            outbox.launches.append(Launch(replace(run, attempts=attempt), attempt))
+
+
+def enforce_deadlines(tx: Transaction, now: datetime, outbox: Outbox) -> None:
+    """Runs going past their deadline are asked to stop; each ends when its process does."""
+    for run in tx.overdue_runs(now):
+        tx.update_run(run.id, cancel_reason="timeout")
+        outbox.stops.append((run, "timeout"))

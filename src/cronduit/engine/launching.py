@@ -1,0 +1,114 @@
+"""Launching: carrying out what a committed transaction decided, in the world.
+
+Log lines, stops, prunes and launches leave the outbox only after their transaction
+committed. Launches go a chunk per tick (:data:`LAUNCH_CHUNK`), so a burst of runs never
+holds up the timers due behind it; a launch leaves the queue only once it began: a store
+that fails before it (a full disk), or a runner that defers it, puts it back for the next
+tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from cronduit.core.enums import Outcome
+from cronduit.core.lifecycle import deadline_passed
+from cronduit.engine.ending import end_run
+from cronduit.engine.outbox import Launch, Outbox
+from cronduit.engine.plan import Stage
+from cronduit.ports import Deferred, Event, Run, Runner, Store
+
+LAUNCH_CHUNK = 64
+"""Processes started per tick; the rest wait for the next tick, after timers have fired."""
+
+
+class Launcher:
+    """The launches committed but not begun yet, and the starts not recorded yet."""
+
+    def __init__(self, stage: Stage, store: Store, runner: Runner,
+                 checkpoint: Callable[[str], None]) -> None:
+        self.stage = stage
+        self.store = store
+        self.runner = runner
+        self.checkpoint = checkpoint
+        self.waiting: list[Launch] = []
+        """Attempts committed as started but not launched yet."""
+        self.unrecorded: list[tuple[str, int, int]] = []
+        """Processes started whose pids a failed commit did not record: the next tick does."""
+        self.fault: str | None = None
+        """Why the last launches had to wait (the state folder cannot be written), or None."""
+
+    def carry_out(self, outbox: Outbox, now: datetime) -> None:
+        """Log, stop, prune, then launch the next chunk."""
+        for line in outbox.lines:
+            self.stage.log(line)
+        for run, why in outbox.stops:
+            self.runner.stop(run, why)
+        for run in outbox.prunes:
+            self.runner.prune(run)
+        self.waiting.extend(outbox.launches)
+        self.fault = None
+        if not self.waiting:
+            return
+        chunk = self.waiting[:LAUNCH_CHUNK]
+        late = [launch for launch in chunk if deadline_passed(now, launch.run.deadline_at)]
+        if late:
+            self._end_late(late, now)
+            return
+        triggers = self._triggers(chunk)
+        del self.waiting[:LAUNCH_CHUNK]
+        self._launch(chunk, triggers)
+
+    def _end_late(self, late: list[Launch], now: datetime) -> None:
+        """Runs whose whole-run deadline came while they waited to start: they never start.
+        Then the rest of the chunk launches, with what their ends freed."""
+        ended = Outbox()
+        with self.store.transaction() as tx:
+            for launch in late:
+                end_run(self.stage, tx, launch.run, Outcome.TIMEOUT,
+                        "deadline passed before the process started", None, now, ended)
+        gone = {id(launch) for launch in late}
+        self.waiting = [launch for launch in self.waiting if id(launch) not in gone]
+        self.carry_out(ended, now)
+
+    def _triggers(self, chunk: list[Launch]) -> list[Event]:
+        if all(launch.trigger is not None for launch in chunk):
+            return [launch.trigger for launch in chunk if launch.trigger is not None]
+        with self.store.transaction() as tx:
+            return [launch.trigger or _trigger_event(tx.events_of_run(launch.run.id), launch.run)
+                    for launch in chunk]
+
+    def _launch(self, chunk: list[Launch], triggers: list[Event]) -> None:
+        self.checkpoint("launching")
+        jobs = self.stage.config.jobs
+        batch = [
+            (launch, (launch.run, job, trigger, launch.attempt))
+            for launch, trigger in zip(chunk, triggers, strict=True)
+            # a job removed while its run was being started: the attempt never began
+            if (job := jobs.get(launch.run.job)) is not None
+        ]
+        started = self.runner.launch_many([item for _, item in batch])
+        launched: list[tuple[str, int, int]] = []
+        deferred: list[Launch] = []
+        for (launch, _), got in zip(batch, started, strict=True):
+            if isinstance(got, Deferred):  # the state folder cannot be written: not begun
+                deferred.append(launch)
+                self.fault = got.reason
+            elif got is not None:  # one not started ends through runner.ended()
+                launched.append((launch.run.id, got[0], got[1]))
+        self.waiting[:0] = deferred
+        if launched:
+            try:
+                with self.store.transaction() as tx:
+                    tx.record_starts(launched)
+            except BaseException:
+                self.unrecorded.extend(launched)
+                raise
+
+
+def _trigger_event(events: Sequence[Event], run: Run) -> Event:
+    for event in events:
+        if event.seq == run.trigger_seq:
+            return event
+    raise LookupError(f"run {run.id} has no trigger event {run.trigger_seq}")

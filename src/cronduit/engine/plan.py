@@ -1,0 +1,101 @@
+"""What every stage reads: the config in force and what is derived from it once per apply.
+
+The firing path runs for every slot of every job, so anything it would otherwise work out per
+firing from the config (a job's schedule, its policies as the core takes them, the jobs that
+share one firing decision, the jobs chained to it) is worked out here, once, when a config
+is taken.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cronduit.core.catchup import CatchUpPolicy, slot_instant
+from cronduit.core.chaining import followers_of
+from cronduit.core.config.model import Config, Job
+from cronduit.core.overlap import OverlapPolicy
+from cronduit.core.run_ids import RunIds
+from cronduit.core.timespec import CalendarSchedule, Schedule, Slot, next_jittered, schedule_of
+
+BATCH = 500
+"""Triggers fired, routed or chained per transaction: one commit for many (group commit)."""
+
+Log = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    """A log that keeps nothing (tests, benchmarks)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A config and what the stages derive from it."""
+
+    config: Config
+    schedules: dict[str, Schedule]
+    groups: dict[str, int]
+    """Jobs with the same schedule and catch-up policy decide alike from the same timer
+    state: a small number names each such group, cheaper to hash per firing than the
+    schedule and the policy themselves."""
+    followers: dict[str, list[Job]]
+    catch_up: dict[str, CatchUpPolicy]
+    overlap: dict[str, OverlapPolicy]
+
+    @classmethod
+    def of(cls, config: Config, schedules: dict[str, Schedule] | None = None) -> Plan:
+        schedules = schedules_of(config) if schedules is None else schedules
+        keys: dict[tuple[object, ...], int] = {}
+        groups = {name: keys.setdefault((schedule, config.jobs[name].catch_up), len(keys))
+                  for name, schedule in schedules.items()}
+        jobs = config.jobs.values()
+        return cls(config, schedules, groups, followers_of(jobs),
+                   {job.name: _catch_up(job) for job in jobs},
+                   {job.name: _overlap(job) for job in jobs})
+
+    def due_of(self, job: Job, schedule: Schedule) -> Callable[[Slot], datetime]:
+        """When each of the job's slots is due: at the slot, or at its jittered offset."""
+        if not job.jitter or not isinstance(schedule, CalendarSchedule):
+            return slot_instant
+        jitter = job.jitter
+        return lambda slot: next_jittered(schedule, job.name, slot, jitter)
+
+
+@dataclass
+class Stage:
+    """What the stages share: the plan in force, whether runs start, who is paused, the log."""
+
+    plan: Plan
+    dispatch: bool
+    """False in a dry run: no timers fire and no runs start; triggers wait."""
+    log: Log = quiet
+    paused: frozenset[str] = frozenset()
+    """Jobs paused, as read at the start of the transaction under way."""
+    run_ids: RunIds = field(default_factory=RunIds)
+
+    @property
+    def config(self) -> Config:
+        return self.plan.config
+
+    def new_run_id(self, now: datetime) -> str:
+        return self.run_ids.next(now, secrets.randbits(36))
+
+
+def schedules_of(config: Config) -> dict[str, Schedule]:
+    """Each timed job's schedule. Equal schedules become one object, so the jobs sharing one
+    (every 1m, a common cron line) share its cached label and name formatting, not only their
+    firing decision."""
+    interned: dict[Schedule, Schedule] = {}
+    return {name: interned.setdefault(schedule, schedule)
+            for name, job in config.jobs.items() if (schedule := schedule_of(job)) is not None}
+
+
+def _catch_up(job: Job) -> CatchUpPolicy:
+    return CatchUpPolicy(job.catch_up.window, job.catch_up.mode, job.catch_up.max_runs)
+
+
+def _overlap(job: Job) -> OverlapPolicy:
+    kinds = {kind.value: policy for kind, policy in job.overlap.by_kind.items()}
+    return OverlapPolicy(default=job.overlap.default, **kinds)

@@ -1,0 +1,100 @@
+"""Routing: each accepted trigger meets its job's state, and the core says what it does.
+
+The core's overlap rules (:func:`~cronduit.core.overlap.on_arrival`) decide: start a run,
+wait in the job's work, join the run sleeping in backoff, be skipped, or replace the runs
+going. This stage reads the trigger and the job's state, asks, and writes the answer. It also
+turns the ends of runs into the ``on.after`` triggers of the jobs chained to them
+(:func:`~cronduit.core.chaining.follow_ups`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from cronduit.core.chaining import follow_ups
+from cronduit.core.config.model import Job
+from cronduit.core.enums import Outcome, TriggerKind
+from cronduit.core.overlap import (
+    Arrival,
+    Decision,
+    JobState,
+    dispatched,
+    on_arrival,
+    replaced_at_once,
+)
+from cronduit.engine.ending import end_run, skip
+from cronduit.engine.outbox import Outbox
+from cronduit.engine.plan import BATCH, Stage
+from cronduit.engine.work import arrival_state, start_run, trigger_of
+from cronduit.ports import Event, NewEvent, Transaction
+
+Known = dict[str, JobState]
+"""A job's state carried from one trigger of a batch to the next (see :func:`route`)."""
+
+
+def route(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> int:
+    """Route up to one batch of accepted triggers; how many were routed. A job's state is
+    carried from one trigger to the next while only this routing changed it (a trigger
+    joined the work, or was skipped), so a burst on one job reads the store once, not once
+    per trigger."""
+    events = tx.new_events(BATCH)
+    known: Known = {}
+    for event in events:
+        _route_one(stage, tx, event, now, outbox, known)
+    return len(events)
+
+
+def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbox: Outbox,
+               known: Known) -> None:
+    job = stage.config.jobs.get(event.job)
+    if job is None:
+        tx.set_event_state([event.seq], "unmatched", None)
+        outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
+        return
+    state = known.pop(job.name, None) or arrival_state(stage, tx, job)
+    trigger = trigger_of(event)
+    arrival = on_arrival(state, trigger, stage.plan.overlap[job.name].of(trigger.kind),
+                         job.overlap.max_parallel)
+    decision = dispatched(arrival.decision, stage.dispatch)
+    if decision is Decision.WAIT:
+        known[job.name] = replace(state, waiting=(trigger,))
+    elif decision is Decision.SKIP:
+        known[job.name] = state
+    _carry(stage, tx, job, event, decision, arrival, now, outbox)
+
+
+def _carry(stage: Stage, tx: Transaction, job: Job, event: Event, decision: Decision,
+           arrival: Arrival, now: datetime, outbox: Outbox) -> None:
+    """Write what the core decided for one trigger."""
+    if decision is Decision.START:
+        assert arrival.batch is not None
+        start_run(stage, tx, job, arrival.batch, {event.seq: event}, now, outbox)
+    elif decision is Decision.WAIT:
+        tx.set_event_state([event.seq], "waiting", None)
+    elif decision is Decision.JOIN:
+        sleeping = next(run for run in tx.active_runs(job.name) if run.state == "backoff")
+        tx.set_event_state([event.seq], "consumed", sleeping.id)
+    elif decision is Decision.SKIP:
+        skip(stage, tx, job, event, arrival.reason or "", now, outbox)
+    else:  # REPLACE: the trigger waits for the runs going to end
+        tx.set_event_state([event.seq], "waiting", None)
+        for run in tx.active_runs(job.name):
+            if replaced_at_once(run.state == "backoff"):
+                end_run(stage, tx, run, Outcome.CANCELLED, arrival.reason or "",
+                        run.exit_status, now, outbox)
+            else:
+                tx.update_run(run.id, cancel_reason="cancelled")
+                outbox.stops.append((run, "cancelled"))
+
+
+def chain(stage: Stage, tx: Transaction, now: datetime) -> None:
+    """Accept the ``on.after`` triggers that run ends owe, one batch of ends at a time."""
+    for ended in tx.unchained_run_ends(BATCH):
+        owed = follow_ups(stage.plan.followers, ended.job, Outcome(ended.outcome),
+                          ended.run_id)
+        for follow in owed:
+            tx.insert_event(NewEvent(follow.delivery_id, follow.job, TriggerKind.AFTER,
+                                     follow.label, now))
+            stage.log(f"trigger {follow.job}: {follow.label}")
+        tx.mark_chained(ended.seq)

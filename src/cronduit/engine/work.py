@@ -1,0 +1,93 @@
+"""Work: what waits for a job's runs, and the runs started from it.
+
+A job's work is its waiting triggers; the core's overlap rules
+(:func:`~cronduit.core.overlap.on_run_end`) say which of them start a run, and which run
+consumes which triggers. A run is committed (with its deadline and its trigger's inputs)
+before its process is launched: the launch is noted in the outbox, carried out after the
+commit.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from cronduit.core.backfill import trigger_policy
+from cronduit.core.catchup import catch_up_policy
+from cronduit.core.config.model import Job
+from cronduit.core.enums import TriggerKind
+from cronduit.core.lifecycle import run_deadline
+from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end, runs_alone
+from cronduit.engine.outbox import Launch, Outbox
+from cronduit.engine.plan import Stage
+from cronduit.ports import Event, Run, Transaction
+
+
+def job_state(stage: Stage, tx: Transaction, job: Job) -> JobState:
+    """The job as the core's overlap rules see it: runs going, work waiting, paused."""
+    running, backoff = tx.active_count(job.name)
+    waiting = tuple(trigger_of(event) for event in tx.waiting_events(job.name))
+    return JobState(running=running, waiting=waiting, in_backoff=backoff > 0,
+                    paused=job.name in stage.paused)
+
+
+def arrival_state(stage: Stage, tx: Transaction, job: Job) -> JobState:
+    """The job as an arriving trigger meets it. An arrival looks only at whether work
+    waits, and checks it is newer than the newest waiting trigger, so only that one is
+    read: reading the whole queue for each of a burst of deliveries was quadratic."""
+    running, backoff = tx.active_count(job.name)
+    newest = tx.newest_waiting_event(job.name)
+    waiting = () if newest is None else (trigger_of(newest),)
+    return JobState(running=running, waiting=waiting, in_backoff=backoff > 0,
+                    paused=job.name in stage.paused)
+
+
+def start_waiting(stage: Stage, tx: Transaction, name: str, now: datetime,
+                  outbox: Outbox) -> None:
+    """Start the runs the job's waiting work is owed now (after a run ended, at start-up)."""
+    job = stage.config.jobs[name]
+    state = job_state(stage, tx, job)
+    if not state.waiting:
+        return
+    events = {event.seq: event for event in tx.waiting_events(name)}
+    for batch in on_run_end(state, stage.plan.overlap[name], job.overlap.max_parallel):
+        start_run(stage, tx, job, batch, events, now, outbox)
+
+
+def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dict[int, Event],
+              now: datetime, outbox: Outbox) -> None:
+    """Record a run consuming ``batch``'s triggers, and note its first attempt's launch."""
+    chosen = events[batch.trigger.seq]
+    exclusive = runs_alone(batch.trigger, stage.plan.overlap[job.name].of(batch.trigger.kind))
+    run = Run(id=stage.new_run_id(now), job=job.name, kind=chosen.kind, label=chosen.label,
+              state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
+              started_at=now, attempts=1, inputs=inputs_of(chosen), operator=chosen.operator,
+              late=chosen.late, deadline_at=run_deadline(now, job.timeout))
+    tx.insert_run(run)
+    tx.set_event_state([t.seq for t in batch.triggers], "consumed", run.id)
+    outbox.launches.append(Launch(run, 1, chosen))
+    consumed = len(batch.triggers)
+    extra = f", consuming {consumed} triggers" if consumed > 1 else ""
+    outbox.lines.append(f"run {job.name} {run.id}: started [{chosen.label}]{extra}")
+
+
+def trigger_of(event: Event) -> Trigger:
+    """The trigger as the core's overlap rules take it."""
+    kind = TriggerKind(event.kind)
+    if event.payload != "{}" and kind in _OWN_POLICY_READERS:
+        # Only triggers cronduit itself writes may carry their own policy: a manual one (a
+        # backfill's) and a timer one (a serial catch-up's). Other kinds' payloads (webhook
+        # bodies, code-host deliveries) come from outside and are never read here.
+        own = _OWN_POLICY_READERS[kind](json.loads(event.payload))
+        if own is not None:
+            return Trigger(event.delivery_id, kind, event.seq, own.overlap, own.max_parallel)
+    return Trigger(event.delivery_id, kind, event.seq)
+
+
+_OWN_POLICY_READERS = {TriggerKind.MANUAL: trigger_policy, TriggerKind.TIMER: catch_up_policy}
+
+
+def inputs_of(event: Event) -> str:
+    """The inputs a trigger carries, as the run record keeps them."""
+    payload = json.loads(event.payload or "{}")
+    return json.dumps(payload.get("inputs", {}), sort_keys=True)
