@@ -11,9 +11,11 @@ from cronduit.core.enums import Outcome
 from cronduit.core.lifecycle import (
     RUN_END_EVENTS,
     AttemptReport,
+    backoff_step,
     deadline_passed,
     judge_attempt,
     recovered_attempt,
+    run_deadline,
 )
 
 NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
@@ -108,3 +110,25 @@ def test_what_the_attempt_file_says_stands_when_no_pid_was_recorded() -> None:
         recovered_attempt("not_started", False), recovered_attempt("running", False),
         recovered_attempt(ended, False), recovered_attempt("running", True),
         recovered_attempt(ended, True)]
+
+
+def test_a_runs_deadline_is_its_start_plus_the_jobs_timeout() -> None:
+    started = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)
+    assert started + timedelta(seconds=90) == run_deadline(started, 90)
+
+
+@pytest.mark.parametrize(("now_s", "deadline_s", "next_s", "expected"), [
+    (10, 100, 20, None),  # sleeps on
+    (20, 100, 20, "retry"),  # its next attempt is due
+    (100, 100, 20, "timeout"),  # the deadline comes first, even with the attempt due
+    (150, 100, None, "timeout"),
+    (10, None, None, None),
+])
+def test_a_run_in_backoff_retries_when_due_and_times_out_at_its_deadline(
+        now_s: int, deadline_s: int | None, next_s: int | None, expected: str | None) -> None:
+    base = datetime(2026, 6, 1, tzinfo=UTC)
+
+    def at(seconds: int | None) -> datetime | None:
+        return None if seconds is None else base + timedelta(seconds=seconds)
+
+    assert expected == backoff_step(base + timedelta(seconds=now_s), at(deadline_s), at(next_s))

@@ -25,11 +25,13 @@ from cronduit.core.overlap import (
     JobState,
     OverlapPolicy,
     Trigger,
+    dispatched,
     manual_refusal,
     on_arrival,
     on_backoff,
     on_pause,
     on_run_end,
+    replaced_at_once,
     runs_alone,
     select_trigger,
 )
@@ -732,3 +734,16 @@ def test_a_trigger_limit_goes_only_with_its_own_allow() -> None:
     """max_parallel on a trigger without its own allow is refused at construction."""
     with pytest.raises(ValueError, match="max_parallel"):
         Trigger("b", TriggerKind.MANUAL, 1, Overlap.QUEUE, 1)
+
+
+@pytest.mark.parametrize("decision", list(Decision))
+def test_a_dry_run_turns_a_start_into_a_wait_and_leaves_every_other_decision(
+        decision: Decision) -> None:
+    assert decision == dispatched(decision, True)
+    expected = Decision.WAIT if decision is Decision.START else decision
+    assert expected == dispatched(decision, False)
+
+
+def test_a_replace_ends_a_run_in_backoff_at_once_and_stops_a_running_one() -> None:
+    assert replaced_at_once(True)
+    assert not replaced_at_once(False)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cronduit.core.catchup import PAUSED, CatchUpPolicy, decide_held_firing
-from cronduit.core.pausing import PauseError, parse_until
+from cronduit.core.pausing import UNHELD, PauseError, holds, is_held, parse_until, starts_paused
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot, cron_schedule
 
 NOW = datetime(2026, 6, 1, 3, 30, tzinfo=UTC)
@@ -83,3 +83,30 @@ def test_until_reads_a_duration_from_now_or_an_instant() -> None:
 def test_until_must_be_a_future_time(text: str) -> None:
     with pytest.raises(PauseError):
         parse_until(text, NOW)
+
+
+def test_holds_keep_the_latest_resume_and_a_pause_in_force_holds_everything() -> None:
+    early, late = NOW, NOW + timedelta(hours=2)
+    held = holds([("a", early), ("a", late), ("b", late), ("b", None), ("c", late),
+                  ("c", early)])
+    assert {"a": late, "b": None, "c": late} == held
+    assert {} == holds([])
+
+
+def test_a_slot_is_held_while_paused_or_when_due_before_the_resume() -> None:
+    resumed = NOW + timedelta(hours=1)
+    assert is_held(None, NOW)
+    assert is_held(resumed, NOW)
+    assert not is_held(resumed, resumed)  # due at the resume itself: it runs
+    assert not is_held(UNHELD, NOW)
+
+
+@pytest.mark.parametrize(("paused_on_start", "seen", "known", "expected"), [
+    (True, False, False, True),
+    (True, True, False, False),  # resumed since: never paused again
+    (True, False, True, False),  # ran or was armed before it was first seen
+    (False, False, False, False),
+])
+def test_paused_on_start_pauses_a_job_only_the_first_time_it_is_seen(
+        paused_on_start: bool, seen: bool, known: bool, expected: bool) -> None:
+    assert expected is starts_paused(paused_on_start, seen_before=seen, known_before=known)
