@@ -18,7 +18,7 @@ from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
 from cronduit.daemon.heartbeat import DaemonInfo
-from cronduit.daemon.loop import APPLY_ASKED
+from cronduit.daemon.reload import APPLY_ASKED
 from cronduit.ports import Store
 from cronduit.store import open_store
 from cronduit.testing import FakeClock

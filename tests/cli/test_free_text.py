@@ -20,7 +20,7 @@ from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
 from cronduit.core.text import MAX_OPERATOR, MAX_REASON
 from cronduit.daemon.heartbeat import DaemonInfo
-from cronduit.daemon.loop import APPLY_ASKED
+from cronduit.daemon.reload import APPLY_ASKED
 from cronduit.ports import Pause, Store
 from cronduit.store import open_store
 from cronduit.testing import FakeClock

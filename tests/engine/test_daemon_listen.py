@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from cronduit.core.config import load_config
+from cronduit.daemon import ListenError
 from cronduit.daemon.heartbeat import read_applied, read_daemon
-from cronduit.daemon.loop import Daemon, ListenError
+from cronduit.daemon.loop import Daemon
 from cronduit.http import server
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner

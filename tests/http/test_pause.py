@@ -101,3 +101,10 @@ async def test_a_webhook_on_a_paused_job_is_accepted_and_skipped(api: Api) -> No
     api.tick()
     [run] = api.history("poke")
     assert ("skipped", "paused") == (run.outcome, run.reason)
+
+
+async def test_a_body_key_with_a_newline_is_named_on_one_line(api: Api) -> None:
+    """A key of the body is an outside value: the 422 names it with its escapes."""
+    answer = await api.client.post("/v1/jobs/quiet/resume", headers=AUTH, json={"\n": 1})
+    assert 422 == answer.status_code
+    assert "\\x0a: Extra inputs are not permitted" == answer.json()["detail"]

@@ -27,7 +27,7 @@ from cronduit.core.config.model import Job
 from cronduit.core.enums import Outcome
 from cronduit.core.limits import MAX_SLOTS_LISTED
 from cronduit.core.timespec import Slot, format_utc, schedule_of
-from cronduit.daemon.heartbeat import running_daemon
+from cronduit.daemon import running_daemon
 from cronduit.intake.audit import UNKNOWN_OPERATOR
 from cronduit.ports import Run
 

@@ -26,7 +26,7 @@ from cronduit.core.config import ConfigErrors, Settings, load_config
 from cronduit.core.config.in_force import InForce, config_in_force
 from cronduit.core.config.loader import load_settings
 from cronduit.core.config.model import Config, Job
-from cronduit.daemon.heartbeat import DaemonInfo, read_applied, running_daemon, signal_daemon
+from cronduit.daemon import DaemonInfo, read_applied, running_daemon, signal_daemon
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Store
 from cronduit.store import open_store

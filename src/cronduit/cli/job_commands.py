@@ -37,7 +37,7 @@ from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import Outcome
 from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import TextError, check_operator, clean
-from cronduit.daemon.heartbeat import running_daemon
+from cronduit.daemon import running_daemon
 from cronduit.executor.logs import LogReader
 from cronduit.intake import pausing as control
 from cronduit.intake.audit import UNKNOWN_OPERATOR, describe

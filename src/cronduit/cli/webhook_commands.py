@@ -16,7 +16,7 @@ import click
 from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.core.config.model import Config
 from cronduit.core.signing import webhook_token
-from cronduit.daemon.heartbeat import running_daemon
+from cronduit.daemon import running_daemon
 from cronduit.secrets import SecretsError, load_secrets, missing_secrets_file
 from cronduit.store import open_store
 

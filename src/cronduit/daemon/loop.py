@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import socket
@@ -31,29 +30,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from cronduit.core import outage
-from cronduit.core.config import ConfigErrors, load_config
-from cronduit.core.config.changes import config_changes
 from cronduit.core.config.model import Config
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
+from cronduit.daemon import edges
+from cronduit.daemon.edges import Acceptor, NotificationSender
 from cronduit.daemon.heartbeat import (
     HEARTBEAT_EVERY,
     DaemonInfo,
     own_start_time,
-    write_applied,
     write_heartbeat,
 )
 from cronduit.daemon.memory import TRIM_EVERY, release_free_memory
+from cronduit.daemon.reload import Reloader
 from cronduit.engine import Engine
-from cronduit.executor import workspace
 from cronduit.faults import reason_of
-from cronduit.intake import audit
-from cronduit.intake.acceptor import Acceptor
-from cronduit.notifier import NotificationSender
-from cronduit.paths import StatePaths
-from cronduit.ports import Clock, Event, Runner, Store, Transaction
-from cronduit.secrets import SecretsError, missing_secrets_file
+from cronduit.ports import Clock, Event, Runner, Store
+from cronduit.secrets import missing_secrets_file
 
 T = TypeVar("T")
 
@@ -62,31 +56,10 @@ if TYPE_CHECKING:
 
 MAX_SLEEP = 1.0
 """Seconds between wall-clock checks, whatever is due."""
-NO_CHANGES = "no changes"
-"""The one line of an apply that changed nothing."""
-APPLY_ASKED = "apply_asked"
-"""Meta key where ``cronduit apply`` leaves who asked, for the apply's audit entry."""
-
-
-class ListenError(RuntimeError):
-    """The HTTP address cannot be listened on (in use, not this host's, taken between the bind
-    and the listen, a server that does not come up): the daemon stops, with this one line."""
 
 
 class _StoppedWaiting(Exception):
     """Asked to stop while start-up waited for the state folder to be writable."""
-
-
-class _Refused(Exception):
-    """An apply refused: why, in one line, and the file's errors if it has any."""
-
-    def __init__(self, why: str, errors: list[str] | None = None, *,
-                 stays: str = "the running config stays") -> None:
-        super().__init__(why)
-        self.why = why
-        self.errors = errors or []
-        self.stays = stays
-        """What the refusal leaves in force, as the log says it."""
 
 
 class Daemon:
@@ -99,12 +72,7 @@ class Daemon:
                  open_store: Callable[[], Store] | None = None, config_text: str = "",
                  bind: Callable[[str, int], socket.socket] | None = None) -> None:
         self.config_path = config_path
-        self._config_text = config_text
-        """The text ``config`` was loaded from, kept in the store as the applied config."""
         self.store = store
-        self._load_secrets = secrets
-        self.secrets: Mapping[str, str] = secrets(config)
-        """Secret values by name, read at start and on every apply (not per request)."""
         self._open_store = open_store
         """Opens a second connection for the HTTP acceptor; None: no HTTP server."""
         self._bind = bind
@@ -119,6 +87,8 @@ class Daemon:
         self.log = log
         self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log,
                              checkpoint=checkpoint or (lambda _: None))
+        self.reloader = Reloader(config_path, store, self.engine, config_text, secrets,
+                                 self._log)
         self._wake = asyncio.Event()
         self._stopping = False
         self._reload = False
@@ -189,60 +159,27 @@ class Daemon:
             lambda: self.engine.apply(self.engine.config, self.clock.now()))
         for change in changes:
             self._log(change)
-        await self._retrying(lambda: self._record_start(changes, self.clock.now()))
+        await self._retrying(lambda: self.reloader.record_start(changes, self.clock.now()))
         await self._retrying(lambda: self.engine.start(self.clock.now()))
 
-    def _record_start(self, changes: list[str], now: datetime) -> None:
-        """Keep the config applied at start, and audit what it changed."""
-        with self.store.transaction() as tx:
-            write_applied(tx, self._config_text, str(self.config_path), now)
-            if changes:  # an unchanged restart changes nothing worth auditing
-                audit.record(tx, "apply", audit.ENGINE, now, start=True, ok=True,
-                             changes=audit.apply_lines(changes))
-
     def _listen(self) -> socket.socket | None:
-        """Bind and listen on ``settings.listen``, before anything else starts: a port in use,
-        not this host's, or taken by another process between the bind and the listen stops
-        the daemon with nothing applied, adopted or launched. None: no HTTP server."""
+        """Bind and listen before anything else starts; None: no HTTP server."""
         if self._open_store is None:
             return None
-        from cronduit.http import server  # noqa: PLC0415 - heavy
-
-        try:
-            sock = (self._bind or server.bind)(*self.engine.config.settings.listen_address)
-        except OSError as error:
-            raise self._cannot_listen(error) from None
-        try:
-            server.listen(sock)
-        except OSError as error:
-            raise self._cannot_listen(error) from None
-        return sock
-
-    def _cannot_listen(self, error: Exception) -> ListenError:
-        """The one line a daemon that cannot listen stops with, whatever the reason."""
-        why = error.strerror if isinstance(error, OSError) and error.strerror else error
-        return ListenError(f"cannot listen on {self.engine.config.settings.listen} "
-                           f"(settings.listen): {why}")
+        return edges.listen(self.engine.config, self._bind)
 
     async def _start_http(self, sock: socket.socket | None) -> Acceptor | None:
-        """Serve on the listening socket; webhooks and run-now requests enter there."""
+        """Serve on the listening socket, then say where in the heartbeat and the log."""
         if sock is None or self._open_store is None:
             return None
-        from cronduit.http import Gateway, create_app, server  # noqa: PLC0415 - heavy
-
-        acceptor = Acceptor(self._open_store, self.wake, self._log)
-        gateway = Gateway(config=lambda: self.engine.config,
-                          secret=self._secret, acceptor=acceptor,
-                          clock=self.clock, dispatching=lambda: self.engine.dispatch,
-                          run_of=self.run_of, workspace=self._workspace_clone)
-        try:
-            self.http = await server.start(create_app(gateway), sock)
-        except Exception as error:  # every failure to come up: the one line, nothing left open
-            sock.close()
-            acceptor.close()
-            raise self._cannot_listen(error) from None
+        wiring = edges.HttpWiring(
+            config_path=self.config_path, open_store=self._open_store,
+            config=lambda: self.engine.config, secret=self._secret,
+            dispatching=lambda: self.engine.dispatch, run_of=self.run_of, wake=self.wake,
+            clock=self.clock, log=self._log)
+        self.http, acceptor = await edges.start_http(wiring, sock)
         bound_host, bound_port = self.http.address
-        address = f"{_url_host(bound_host)}:{bound_port}"
+        address = f"{edges.url_host(bound_host)}:{bound_port}"
         self._info = replace(self._info, listen=address)
         try:
             self._heartbeat(self.clock.now())
@@ -251,14 +188,6 @@ class Daemon:
                 raise
         self._log(f"listening on http://{address}")
         return acceptor
-
-    def _workspace_clone(self, name: str) -> Path | None:
-        """The job's workspace clone, where a GitHub check's branch can be confirmed."""
-        job = self.engine.config.jobs.get(name)
-        if job is None or job.workspace is None:
-            return None
-        state = StatePaths.of(self.engine.config, self.config_path).root
-        return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
 
     def _warn_unset_secrets(self) -> None:
         """One line for each secret the config names and nothing sets (names only), after
@@ -317,6 +246,15 @@ class Daemon:
         if self.engine.dispatch and self._notifications is not None:
             self._notifications.kick()
         return due
+
+    @property
+    def secrets(self) -> Mapping[str, str]:
+        """Secret values by name, as the last apply read them."""
+        return self.reloader.secrets
+
+    def _apply(self) -> None:
+        if self.reloader.apply(self.clock.now()):
+            self._warn_unset_secrets()
 
     async def _retrying(self, work: Callable[[], T]) -> T:
         """``work`` off the loop, tried again after each state-folder fault until it is done;
@@ -398,100 +336,3 @@ class Daemon:
     def _ask_reload(self) -> None:
         self._reload = True
         self.wake()
-
-    def _apply(self) -> None:
-        """Reload the config file, all of it or none of it: a file that cannot be read, does
-        not validate or cannot be applied is refused, with its reasons, and the running
-        config stays. Only a fault of the state folder (a full disk) is raised, with nothing
-        applied, for the loop to try the apply again once the store can be written."""
-        now = self.clock.now()
-        try:
-            text, new, secrets = self._read_config()
-            lines = self._apply_config(new, text, now)
-        except _Refused as refused:
-            self._refuse(now, refused)
-            return
-        self.secrets = secrets
-        self._config_text = text
-        for line in lines:
-            self._log(f"apply: {line}")
-        self._warn_unset_secrets()
-
-    def _read_config(self) -> tuple[str, Config, Mapping[str, str]]:
-        """The file's text, its config and the secrets it names; what the file holds is
-        refused, never retried: trying again would not mend it."""
-        try:
-            text = self.config_path.read_bytes().decode("utf-8")
-            new = load_config(text, str(self.config_path))
-        except ConfigErrors as errors:
-            raise _Refused("the config has errors", str(errors).splitlines()) from None
-        except UnicodeDecodeError as error:  # where, as check says it
-            data = error.object
-            line = data.count(b"\n", 0, error.start) + 1
-            column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-            raise _Refused("the config has errors",
-                           [f"{self.config_path}:{line}:{column}: not UTF-8 text"]) from None
-        except Exception as error:
-            raise _Refused(f"cannot read {self.config_path}: {_why(error)}") from None
-        try:
-            return text, new, self._load_secrets(new)
-        except SecretsError as error:
-            raise _Refused("the secrets file has errors", str(error).splitlines(),
-                           stays="the running config and secrets stay") from None
-        except Exception as error:
-            raise _Refused(f"cannot read the secrets (settings.secrets_file): {_why(error)}"
-                           ) from None
-
-    def _apply_config(self, new: Config, text: str, now: datetime) -> list[str]:
-        """Apply ``new`` and record it in one transaction; what it changed."""
-        try:
-            lines = config_changes(self.engine.config, new)
-
-            def record(tx: Transaction, engine_lines: list[str]) -> None:
-                lines.extend(engine_lines)
-                self._write_apply(tx, now, ok=True, lines=lines or [NO_CHANGES], text=text)
-
-            self.engine.apply(new, now, record)
-        except Exception as error:
-            if reason_of(error) is not None:
-                raise  # the store: the loop waits it out and applies again
-            raise _Refused(f"cannot apply the config: {_why(error)}") from error
-        return lines or [NO_CHANGES]
-
-    def _refuse(self, now: datetime, refused: _Refused) -> None:
-        """Answer ``cronduit apply`` with the refusal, then log it: one line, and one per
-        error of the file."""
-        with self.store.transaction() as tx:
-            self._write_apply(tx, now, ok=False, lines=refused.errors or [refused.why],
-                              text=None)
-        self._log(f"apply refused: {refused.why}; {refused.stays}")
-        for line in refused.errors:
-            self._log(f"apply refused: {line}")
-
-    def _write_apply(self, tx: Transaction, now: datetime, *, ok: bool, lines: list[str],
-                     text: str | None) -> None:
-        """Answer ``cronduit apply`` and write the audit entry, naming the operator that
-        command left in ``apply_asked`` (a bare SIGHUP has none: ``signal``); an apply that
-        was applied keeps its ``text`` as the config in force."""
-        if ok and text is not None:
-            write_applied(tx, text, str(self.config_path), now)
-        tx.set_meta("last_apply", json.dumps({"at": now.isoformat(), "ok": ok,
-                                              "lines": lines}))
-        asked = json.loads(tx.get_meta(APPLY_ASKED) or "{}")
-        tx.set_meta(APPLY_ASKED, "{}")
-        audit.record(tx, "apply", asked.get("operator") or "signal", now, ok=ok,
-                     changes=audit.apply_lines(lines))
-
-
-def _why(error: Exception) -> str:
-    """An error in one line: its own words, else its kind."""
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    if isinstance(error, UnicodeDecodeError):  # its words would show a byte of the file
-        return "not UTF-8 text"
-    words = " ".join(str(error).split())
-    return f"{type(error).__name__}: {words}" if words else type(error).__name__
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host

@@ -45,6 +45,7 @@ from cronduit.core.github import (
 from cronduit.core.json_depth import JsonTooDeep, check_json_depth, loads
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
+from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
 from cronduit.http.ancestry import head_in_branch
 from cronduit.http.bodies import GITHUB_LIMIT, WEBHOOK_LIMIT, read_limited
@@ -354,7 +355,9 @@ def _body(model: type[M], body: bytes, *, empty: bool) -> M:
         return model.model_validate_json(body)
     except ValidationError as error:
         problems = "; ".join(
-            f"{'.'.join(str(part) for part in problem['loc']) or 'body'}: {problem['msg']}"
+            # a key of the body is an outside value: cleaned before it reaches the answer
+            f"{clean('.'.join(str(part) for part in problem['loc']), 100) or 'body'}: "
+            f"{problem['msg']}"
             for problem in error.errors(include_input=False)
         )
         raise intake.RequestRefused(422, problems) from None
