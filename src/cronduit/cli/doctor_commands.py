@@ -26,7 +26,7 @@ from cronduit.core.config.model import Config, Job, Workspace
 from cronduit.core.github import events_needing_confirmed_branch
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
-from cronduit.daemon.heartbeat import DaemonInfo, running_daemon
+from cronduit.daemon import DaemonInfo, running_daemon
 from cronduit.executor import workspace
 from cronduit.ports import Timer
 from cronduit.secrets import (

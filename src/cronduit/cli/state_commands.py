@@ -32,7 +32,7 @@ from cronduit.core.config.model import Job
 from cronduit.core.cron import ZoneError, load_zone
 from cronduit.core.enums import Outcome
 from cronduit.core.timespec import CalendarSchedule, Slot, next_jittered, schedule_of
-from cronduit.daemon.heartbeat import DaemonInfo, running_daemon
+from cronduit.daemon import DaemonInfo, running_daemon
 from cronduit.ports import Pause, Run, SlotRecord, Timer, Transaction
 
 OVERDUE_AFTER = timedelta(minutes=1)

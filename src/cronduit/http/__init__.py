@@ -8,4 +8,6 @@ engine; nothing here decides policy.
 from cronduit.http.app import create_app
 from cronduit.http.gateway import Gateway
 
-__all__ = ["Gateway", "create_app"]
+__all__ = [
+    "Gateway", "create_app", "server",
+]

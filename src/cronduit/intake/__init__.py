@@ -20,7 +20,7 @@ from cronduit.intake.webhook import (
 
 __all__ = [
     "LABEL_BODY_CHARS", "PENDING_SCAN", "Accepted", "DeliveryAccepted", "RequestRefused",
-    "accept_backfill", "accept_code_event", "accept_manual", "accept_webhook", "check_inputs",
-    "checked_operator", "github_delivery_id", "manual_state", "webhook_delivery_id",
-    "webhook_label",
+    "accept_backfill", "accept_code_event", "accept_manual", "accept_webhook", "acceptor",
+    "audit", "check_inputs", "checked_operator", "github_delivery_id", "manual_state",
+    "pausing", "webhook_delivery_id", "webhook_label",
 ]
