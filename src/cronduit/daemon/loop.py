@@ -228,6 +228,9 @@ class Daemon:
         """One turn of the loop: an apply asked for, the heartbeat when due, a tick. Raises
         what the store or the state folder raised; a turn retried does no step twice that
         committed (the engine keeps what it must record until it has)."""
+        # First: a wake (a SIGHUP, a trigger accepted) that comes at any point of the turn is
+        # kept for the next one, so nothing asked during a heartbeat waits a whole sleep.
+        self._wake.clear()
         if self._reload:
             await self._off_loop(self._apply)
             self._reload = False  # only once applied: a failed apply is tried again
@@ -239,7 +242,6 @@ class Daemon:
         if beat_at - self._last_trim >= TRIM_EVERY:
             await self._off_loop(release_free_memory)
             self._last_trim = beat_at
-        self._wake.clear()  # before the tick: a wake that comes during it is kept
         due = await self._off_loop(self.engine.tick, self.clock.now())
         self._ticked.set()
         self._ticked = asyncio.Event()
