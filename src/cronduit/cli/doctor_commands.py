@@ -21,11 +21,12 @@ import click
 from cronduit.cli.context import State, open_state
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_json, echo_line, utc
-from cronduit.cli.state_commands import daemon_json, daemon_line, next_elapse
+from cronduit.cli.state_commands import daemon_json, daemon_line
 from cronduit.core.config.model import Config, Job, Workspace
 from cronduit.core.github import events_needing_confirmed_branch
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
+from cronduit.core.status import next_elapse
 from cronduit.daemon import DaemonInfo, running_daemon
 from cronduit.executor import workspace
 from cronduit.ports import Timer
