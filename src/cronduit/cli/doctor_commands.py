@@ -13,12 +13,12 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import click
 
-from cronduit.cli.context import State, open_state
+from cronduit.cli.context import State, open_state, runtime
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_json, echo_line, utc
 from cronduit.cli.state_commands import daemon_json, daemon_line
@@ -67,7 +67,7 @@ def doctor(deep: bool, as_json: bool, config_path: Path) -> None:
     when there is something to fix."""
     with open_state(config_path) as state:
         secrets, file_findings = _read_secrets(state.config, config_path)
-        now = datetime.now(UTC)
+        now = runtime().clock.now()
         daemon = running_daemon(state.store, now)
         stored = _state(state)
         findings = [Finding(daemon_line(daemon)), stored, *_jobs(state, secrets, deep, now),
