@@ -12,8 +12,10 @@ from cronduit.core.config.model import Job
 from cronduit.core.status import (
     OVERDUE_AFTER,
     PAUSE_REMINDER,
+    DaemonState,
     NextElapse,
     TimerState,
+    daemon_state,
     judge,
     last_counted,
     next_elapse,
@@ -121,13 +123,20 @@ def test_an_armed_timer_is_overdue_only_past_the_minute_after_its_due_time() -> 
                                     unarmed.overdue(NOW + timedelta(hours=1))]
 
 
-@pytest.mark.parametrize(("running", "dry_run", "expected"), [
-    (False, False, True), (False, True, True), (True, False, True), (True, True, False)])
-def test_timers_are_expected_unless_the_daemon_running_is_in_dry_run(
-    running: bool, dry_run: bool, expected: bool,
+@pytest.mark.parametrize(("running", "dry_run", "state"), [
+    (False, False, DaemonState.DOWN), (False, True, DaemonState.DOWN),
+    (True, False, DaemonState.RUNNING), (True, True, DaemonState.DRY_RUN)])
+def test_the_daemon_is_down_running_or_in_dry_run(
+    running: bool, dry_run: bool, state: DaemonState,
 ) -> None:
+    """A heartbeat's dry-run flag means nothing once no live daemon wrote it."""
+    assert state == daemon_state(running, dry_run)
+
+
+def test_timers_are_expected_unless_the_daemon_running_is_in_dry_run() -> None:
     """A daemon that is down armed its timers when it last ran; dry run arms none."""
-    assert expected == timers_expected(running, dry_run)
+    assert [True, True, False] == [timers_expected(state) for state in (
+        DaemonState.DOWN, DaemonState.RUNNING, DaemonState.DRY_RUN)]
 
 
 # -- which run is the last ----------------------------------------------------------------

@@ -32,8 +32,10 @@ from cronduit.core.cron import ZoneError, load_zone
 from cronduit.core.slot_ledger import ledger_fate
 from cronduit.core.status import (
     FAILED,
+    DaemonState,
     JobStatus,
     TimerState,
+    daemon_state,
     judge,
     last_counted,
     next_elapse,
@@ -59,7 +61,7 @@ def _newest_runs(tx: Transaction, job: str) -> list[Run]:
 def collect_status(state: State, now: datetime, daemon: DaemonInfo | None
                    ) -> list[JobStatus[Run, Pause]]:
     """Every configured job's status, read in one transaction and judged by the core."""
-    expected = timers_expected(daemon is not None, daemon is not None and daemon.dry_run)
+    expected = timers_expected(_state_of(daemon))
     statuses = []
     with state.store.transaction() as tx:
         pauses = {pause.job: pause for pause in tx.pauses()}
@@ -74,11 +76,17 @@ def collect_status(state: State, now: datetime, daemon: DaemonInfo | None
 # -- status: printing ---------------------------------------------------------------------
 
 
+def _state_of(daemon: DaemonInfo | None) -> DaemonState:
+    return daemon_state(daemon is not None, daemon is not None and daemon.dry_run)
+
+
 def daemon_line(daemon: DaemonInfo | None) -> str:
-    if daemon is None:
+    state = _state_of(daemon)
+    if daemon is None or state is DaemonState.DOWN:
         return ("daemon: down (timers fire and accepted runs start when it starts: "
                 "cronduit serve)")
-    mode = "running in dry run (no timers fire, no runs start)" if daemon.dry_run else "running"
+    mode = ("running in dry run (no timers fire, no runs start)"
+            if state is DaemonState.DRY_RUN else "running")
     listening = f", listening on http://{daemon.listen}" if daemon.listen else ""
     return (f"daemon: {mode}, pid {daemon.pid} on {daemon.host} since "
             f"{_instant(daemon.started_at)}{listening}")

@@ -3,7 +3,8 @@
 What must live here, and nowhere else: every rule that turns a job's stored facts into a word
 or a warning. When its timer elapses next and in which state the timer is
 (:func:`next_elapse`); when an armed timer counts as overdue (:meth:`NextElapse.overdue`);
-whether timers are expected at all, given the daemon (:func:`timers_expected`); which run
+the daemon's state, and whether timers are expected at all given it (:func:`daemon_state`,
+:func:`timers_expected`); which run
 counts as the job's last (:func:`last_counted`); what is divergence and when a pause earns a
 reminder (:func:`judge`). What a slot of the ledger shows is :mod:`cronduit.core.slot_ledger`'s.
 
@@ -32,9 +33,11 @@ __all__ = [
     "OVERDUE_AFTER",
     "PAUSE_REMINDER",
     "SKIPS_IN_A_ROW",
+    "DaemonState",
     "JobStatus",
     "NextElapse",
     "TimerState",
+    "daemon_state",
     "judge",
     "last_counted",
     "next_elapse",
@@ -136,10 +139,28 @@ def next_elapse(job: Job, timer: TimerFacts | None, now: datetime, paused: bool 
     return NextElapse(TimerState.UNARMED, arming.due, arming.slot.name)
 
 
-def timers_expected(daemon_running: bool, dry_run: bool) -> bool:
+class DaemonState(StrEnum):
+    """The daemon serving the store, as its heartbeat says (its freshness is the heartbeat's
+    own rule, :mod:`cronduit.daemon.heartbeat`)."""
+
+    DOWN = "down"
+    """No live daemon: timers fire and accepted runs start when one starts."""
+    RUNNING = "running"
+    DRY_RUN = "dry_run"
+    """Running in dry run: no timers are armed or fire, no runs start; triggers wait."""
+
+
+def daemon_state(running: bool, dry_run: bool) -> DaemonState:
+    """The daemon's state from its heartbeat: whether a live one was found, and its mode."""
+    if not running:
+        return DaemonState.DOWN
+    return DaemonState.DRY_RUN if dry_run else DaemonState.RUNNING
+
+
+def timers_expected(daemon: DaemonState) -> bool:
     """Whether a timed job should have an armed timer: yes unless the daemon running serves
     in dry run, which arms none (a daemon that is down armed them when it last applied)."""
-    return not (daemon_running and dry_run)
+    return daemon is not DaemonState.DRY_RUN
 
 
 # -- the judgement ------------------------------------------------------------------------
