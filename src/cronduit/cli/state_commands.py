@@ -77,10 +77,12 @@ def collect_status(state: State, now: datetime, daemon: DaemonInfo | None
 
 
 def _state_of(daemon: DaemonInfo | None) -> DaemonState:
+    """The daemon's state word, from its heartbeat as found (None: no live daemon)."""
     return daemon_state(daemon is not None, daemon is not None and daemon.dry_run)
 
 
 def daemon_line(daemon: DaemonInfo | None) -> str:
+    """The first line of ``status`` and ``doctor``: the daemon's state, and who it is."""
     state = _state_of(daemon)
     if daemon is None or state is DaemonState.DOWN:
         return ("daemon: down (timers fire and accepted runs start when it starts: "
