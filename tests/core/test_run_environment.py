@@ -145,3 +145,7 @@ def test_a_job_runs_in_its_dir_read_from_the_config_files_folder(
     job_dir: str | None, expected: str,
 ) -> None:
     assert expected == work_dir(job_dir, "/etc/cronduit")
+
+
+def test_a_relative_dir_under_the_root_folder_is_joined_with_one_slash() -> None:
+    assert "/jobs" == work_dir("jobs", "/")

@@ -23,7 +23,6 @@ writes what comes back.
 from __future__ import annotations
 
 import json
-import posixpath
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Final, Protocol
@@ -151,7 +150,8 @@ def trigger_document(trigger: TriggerFacts, run_id: str) -> str:
 
 def work_dir(job_dir: str | None, config_dir: str) -> str:
     """The folder a job without a workspace runs in: its ``dir``, read from the config
-    file's folder when relative, and that folder itself when it has none (SPEC §5)."""
+    file's folder when relative, and that folder itself when it has none (SPEC §5). POSIX
+    paths, joined as text: the runner makes a path of the answer."""
     if job_dir is None:
         return config_dir
-    return job_dir if posixpath.isabs(job_dir) else posixpath.join(config_dir, job_dir)
+    return job_dir if job_dir.startswith("/") else f"{config_dir.rstrip('/')}/{job_dir}"
