@@ -13,19 +13,20 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import click
 
-from cronduit.cli.context import State, open_state
+from cronduit.cli.context import State, open_state, runtime
 from cronduit.cli.options import config_option
 from cronduit.cli.render import cell, echo_json, echo_line, utc
-from cronduit.cli.state_commands import daemon_json, daemon_line, next_elapse
+from cronduit.cli.state_commands import daemon_json, daemon_line
 from cronduit.core.config.model import Config, Job, Workspace
 from cronduit.core.github import events_needing_confirmed_branch
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
+from cronduit.core.status import next_elapse
 from cronduit.daemon import DaemonInfo, running_daemon
 from cronduit.executor import workspace
 from cronduit.ports import Timer
@@ -66,7 +67,7 @@ def doctor(deep: bool, as_json: bool, config_path: Path) -> None:
     when there is something to fix."""
     with open_state(config_path) as state:
         secrets, file_findings = _read_secrets(state.config, config_path)
-        now = datetime.now(UTC)
+        now = runtime().clock.now()
         daemon = running_daemon(state.store, now)
         stored = _state(state)
         findings = [Finding(daemon_line(daemon)), stored, *_jobs(state, secrets, deep, now),

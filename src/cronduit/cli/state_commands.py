@@ -1,13 +1,14 @@
 """``cronduit schedule list``, ``cronduit schedule slots`` and ``cronduit status``.
 
 They read the config and the state store, never the daemon, so they work while it is down.
-What counts as divergence is decided by :func:`judge`, from values: the job, its timer, its
-newest runs. The commands only fetch those values and print the answer.
+What a job's timer shows, what counts as divergence and what a slot of the ledger shows are
+decided in the core (:mod:`cronduit.core.status`, :mod:`cronduit.core.slot_ledger`), from
+values: the job, its timer, its newest runs, its pause, now. The commands only fetch those
+values and print the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,135 +28,40 @@ from cronduit.cli.render import (
     timing_of,
     utc,
 )
-from cronduit.core.catchup import arm_new
-from cronduit.core.config.model import Job
 from cronduit.core.cron import ZoneError, load_zone
-from cronduit.core.enums import Outcome
-from cronduit.core.timespec import CalendarSchedule, Slot, next_jittered, schedule_of
+from cronduit.core.slot_ledger import ledger_fate
+from cronduit.core.status import (
+    FAILED,
+    DaemonState,
+    JobStatus,
+    TimerState,
+    daemon_state,
+    judge,
+    last_counted,
+    next_elapse,
+    timers_expected,
+)
+from cronduit.core.timespec import Slot
 from cronduit.daemon import DaemonInfo, running_daemon
-from cronduit.ports import Pause, Run, SlotRecord, Timer, Transaction
+from cronduit.ports import Pause, Run, SlotRecord, Transaction
 
-OVERDUE_AFTER = timedelta(minutes=1)
-"""A timer this far past its due time has not fired: the daemon is down or stuck."""
-SKIPS_IN_A_ROW = 3
-"""This many skipped runs in a row is divergence: the job's triggers keep missing it."""
-FAILED = {Outcome.FAILURE: "the last run failed", Outcome.TIMEOUT: "the last run timed out"}
-PAUSE_REMINDER = timedelta(days=7)
-"""A pause older than this gets a reminder in ``status`` (not divergence: it was asked for)."""
-
-
-# -- the next elapse ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NextElapse:
-    """A job's timer as the schedule shows it."""
-
-    timer: str
-    """``armed`` (a timer row exists), ``unarmed`` (a timed job without one), ``paused`` (a
-    timed job paused: no slot of it runs) or ``none``."""
-    due: datetime | None
-    """The timer's due time, else the jittered slot it would be armed for now."""
-    slot_name: str | None
-    stale: bool = False
-    """The armed timer is for an older timing than the config's (not applied yet)."""
-
-    def overdue(self, now: datetime) -> bool:
-        """Armed, and more than :data:`OVERDUE_AFTER` past its due time: nothing fires it."""
-        return self.timer == "armed" and self.due is not None and now - self.due > OVERDUE_AFTER
-
-
-def next_elapse(job: Job, timer: Timer | None, now: datetime, paused: bool = False
-                ) -> NextElapse:
-    """When the job's timer elapses next: its row's due time, else what arming it would give
-    (an interval job not armed yet runs as soon as the daemon arms it, so: now). A paused
-    job's timer elapses for nothing: no next elapse until it is resumed."""
-    if paused and schedule_of(job) is not None:
-        return NextElapse("paused", None, None)
-    if timer is not None:
-        return NextElapse("armed", timer.due_at, timer.slot_name,
-                          stale=timer.timing_key != (job.timing_key or ""))
-    schedule = schedule_of(job)
-    if schedule is None:
-        return NextElapse("none", None, None)
-    if isinstance(schedule, CalendarSchedule) and job.jitter:
-        arming = arm_new(schedule, now,
-                         lambda slot: next_jittered(schedule, job.name, slot, job.jitter))
-    else:
-        arming = arm_new(schedule, now)
-    if arming is None:
-        return NextElapse("unarmed", None, None)
-    return NextElapse("unarmed", arming.due, arming.slot.name)
-
-
-# -- status: the judgement ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JobStatus:
-    """What ``cronduit status`` says about one job."""
-
-    job: Job
-    elapse: NextElapse
-    last: Run | None
-    """The newest ended run that was not skipped: a skip is news about timing, not the job."""
-    skipped_since: int
-    """Skipped runs newer than :attr:`last`."""
-    active: tuple[Run, ...]
-    waiting: int
-    divergences: tuple[str, ...]
-    pause: Pause | None = None
-    reminder: str | None = None
-    """Said of a pause older than :data:`PAUSE_REMINDER`."""
-
-
-def judge(job: Job, elapse: NextElapse, newest: Sequence[Run], active: Sequence[Run],
-          waiting: int, timers_expected: bool, pause: Pause | None = None,
-          now: datetime | None = None) -> JobStatus:
-    """The job's status from its newest runs (newest first, at least down to the last one
-    that was not skipped), its timer and its pause. ``timers_expected`` is False while the
-    daemon runs in dry run, which arms no timers. A paused job's skips and stopped timer are
-    what the pause asked for, not divergence; a pause older than a week earns a reminder."""
-    last = next((run for run in newest if run.state == "ended"
-                 and run.outcome != Outcome.SKIPPED), None)
-    newer = newest if last is None else newest[: newest.index(last)]
-    skipped_since = sum(1 for run in newer if run.outcome == Outcome.SKIPPED)
-    divergences = []
-    if last is not None and last.outcome in FAILED:
-        divergences.append(FAILED[Outcome(last.outcome)])
-    recent = newest[:SKIPS_IN_A_ROW]
-    if (pause is None and len(recent) == SKIPS_IN_A_ROW
-            and all(r.outcome == Outcome.SKIPPED for r in recent)):
-        divergences.append(f"the newest {SKIPS_IN_A_ROW} runs were all skipped")
-    if elapse.timer == "unarmed" and timers_expected and pause is None:
-        divergences.append("no timer is armed for its timing (apply the config or start "
-                           "the daemon)")
-    if timers_expected and pause is None and now is not None and elapse.overdue(now):
-        divergences.append(f"the timer is overdue: due {cell(elapse.due)} and not fired (is "
-                           "the daemon running?)")
-    reminder = None
-    if pause is not None and now is not None and now - pause.paused_at >= PAUSE_REMINDER:
-        reminder = (f"paused for {(now - pause.paused_at).days} days: resume it "
-                    f"(cronduit job resume {job.name}) or remove it from the config")
-    return JobStatus(job, elapse, last, skipped_since, tuple(active), waiting,
-                     tuple(divergences), pause, reminder)
+# -- status: the facts -------------------------------------------------------------------
 
 
 def _newest_runs(tx: Transaction, job: str) -> list[Run]:
-    """The job's newest runs, down to the newest ended one that was not skipped."""
+    """The job's newest runs, down to the one its status counts as its last."""
     limit = 50
     while True:
         runs = tx.history(job, limit)
-        if len(runs) < limit or any(
-            run.state == "ended" and run.outcome != Outcome.SKIPPED for run in runs
-        ):
+        if len(runs) < limit or last_counted(runs) is not None:
             return runs
         limit *= 4
 
 
-def collect_status(state: State, now: datetime, daemon: DaemonInfo | None) -> list[JobStatus]:
-    """Every configured job's status, read in one transaction."""
-    timers_expected = daemon is None or not daemon.dry_run
+def collect_status(state: State, now: datetime, daemon: DaemonInfo | None
+                   ) -> list[JobStatus[Run, Pause]]:
+    """Every configured job's status, read in one transaction and judged by the core."""
+    expected = timers_expected(_state_of(daemon))
     statuses = []
     with state.store.transaction() as tx:
         pauses = {pause.job: pause for pause in tx.pauses()}
@@ -163,18 +69,26 @@ def collect_status(state: State, now: datetime, daemon: DaemonInfo | None) -> li
             pause = pauses.get(name)
             elapse = next_elapse(job, tx.get_timer(name), now, paused=pause is not None)
             statuses.append(judge(job, elapse, _newest_runs(tx, name), tx.active_runs(name),
-                                  len(tx.waiting_events(name)), timers_expected, pause, now))
+                                  len(tx.waiting_events(name)), expected, pause, now))
     return statuses
 
 
 # -- status: printing ---------------------------------------------------------------------
 
 
+def _state_of(daemon: DaemonInfo | None) -> DaemonState:
+    """The daemon's state word, from its heartbeat as found (None: no live daemon)."""
+    return daemon_state(daemon is not None, daemon is not None and daemon.dry_run)
+
+
 def daemon_line(daemon: DaemonInfo | None) -> str:
-    if daemon is None:
+    """The first line of ``status`` and ``doctor``: the daemon's state, and who it is."""
+    state = _state_of(daemon)
+    if daemon is None or state is DaemonState.DOWN:
         return ("daemon: down (timers fire and accepted runs start when it starts: "
                 "cronduit serve)")
-    mode = "running in dry run (no timers fire, no runs start)" if daemon.dry_run else "running"
+    mode = ("running in dry run (no timers fire, no runs start)"
+            if state is DaemonState.DRY_RUN else "running")
     listening = f", listening on http://{daemon.listen}" if daemon.listen else ""
     return (f"daemon: {mode}, pid {daemon.pid} on {daemon.host} since "
             f"{_instant(daemon.started_at)}{listening}")
@@ -206,15 +120,15 @@ def progress_lines(run: Run) -> list[str]:
     return [f"running attempt 1 since {cell(run.started_at)} (run {run.id})"]
 
 
-def status_lines(status: JobStatus) -> list[tuple[str, str | None]]:
+def status_lines(status: JobStatus[Run, Pause]) -> list[tuple[str, str | None]]:
     """The lines printed for one job, each with its terminal style."""
     elapse = status.elapse
     lines: list[tuple[str, str | None]] = [
         (f"{status.job.name}  {timing_of(status.job)}", "bold")]
     lines.extend(pause_lines(status))
-    if elapse.timer == "paused":
+    if elapse.timer is TimerState.PAUSED:
         lines.append(("  next: - (timer paused: its slots are recorded as missed)", None))
-    elif elapse.timer == "none":
+    elif elapse.timer is TimerState.NONE:
         lines.append(("  next: - (no timing)", None))
     else:
         timer = ("timer armed for an older timing: apply the config" if elapse.stale
@@ -237,7 +151,7 @@ def status_lines(status: JobStatus) -> list[tuple[str, str | None]]:
     return lines
 
 
-def pause_lines(status: JobStatus) -> list[tuple[str, str | None]]:
+def pause_lines(status: JobStatus[Run, Pause]) -> list[tuple[str, str | None]]:
     """``PAUSED by USER since TIME: REASON`` (and until when), and a reminder if it is old."""
     pause = status.pause
     if pause is None:
@@ -251,7 +165,7 @@ def pause_lines(status: JobStatus) -> list[tuple[str, str | None]]:
     return lines
 
 
-def status_json(status: JobStatus) -> dict[str, object]:
+def status_json(status: JobStatus[Run, Pause]) -> dict[str, object]:
     last = status.last
     return {
         "job": status.job.name,
@@ -343,7 +257,7 @@ def schedule_list(as_json: bool, config_path: Path) -> None:
 
 @dataclass(frozen=True)
 class SlotView:
-    """A ledger row with the fate of its run folded in."""
+    """A ledger row with the fate of its run folded in (by the core)."""
 
     record: SlotRecord
     fate: str
@@ -352,21 +266,14 @@ class SlotView:
 
 
 def slot_view(tx: Transaction, record: SlotRecord) -> SlotView:
-    """A ``ran`` slot whose run was skipped (overlap, pause) shows as skipped, with why."""
-    if record.fate != "ran":
-        return SlotView(record, record.fate, record.reason, None)
-    event = tx.event_by_delivery(Slot(record.slot, record.name).delivery_id(record.job))
-    if event is None:
-        return SlotView(record, record.fate, record.reason, None)
-    if event.state != "consumed" or event.run_id is None:
-        why = {"new": "accepted, not routed yet", "waiting": "waiting for the run going",
-               "unmatched": "no job took it (removed)"}.get(event.state, event.state)
-        return SlotView(record, record.fate, why, None)
-    run = tx.get_run(event.run_id)
-    if run is not None and run.outcome == Outcome.SKIPPED:
-        return SlotView(record, "skipped", run.reason, run.id)
-    return SlotView(record, "ran", "late (catch-up)" if event.late else record.reason,
-                    event.run_id)
+    """The ledger row with the trigger it fired and the run that trigger became."""
+    event = run = None
+    if record.fate == "ran":
+        event = tx.event_by_delivery(Slot(record.slot, record.name).delivery_id(record.job))
+    if event is not None and event.state == "consumed" and event.run_id is not None:
+        run = tx.get_run(event.run_id)
+    shown = ledger_fate(record.fate, record.reason, event, run)
+    return SlotView(record, shown.fate, shown.reason, shown.run)
 
 
 def _fate_cell(view: SlotView) -> str:

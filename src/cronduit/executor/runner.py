@@ -1,15 +1,15 @@
 """The process runner: the engine's :class:`~cronduit.ports.Runner` on real processes.
 
-It builds each attempt's environment and files (SPEC §5), hands the launch to the executor,
-and watches the process on the event loop; when an attempt ends it queues the facts and wakes
-the daemon. It decides nothing about outcomes or retries.
+It makes each attempt's folder and files, asks the core what the process is given (its
+variables, its trigger document, its folder: :mod:`cronduit.core.run_environment`, SPEC §5),
+hands the launch to the executor, and watches the process on the event loop; when an attempt
+ends it queues the facts and wakes the daemon. It decides nothing about outcomes or retries.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from cronduit.core.config.model import DEFAULT_MAX_LOG, Job
-from cronduit.core.inputs import InputError, resolve_inputs
 from cronduit.core.lifecycle import AttemptReport
-from cronduit.core.timespec import format_utc
+from cronduit.core.run_environment import (
+    UnreadableInputs,
+    run_environment,
+    trigger_document,
+    work_dir,
+    workspace_variables,
+)
 from cronduit.executor import (
     GRACE,
     Attempt,
@@ -48,9 +53,6 @@ STATE_FOLDER_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 """Why a launch could not write the run's folder (no space, over quota, read-only): the
 state folder's fault, not the job's, so the launch is deferred until it can be written."""
 T = TypeVar("T")
-PASSED_THROUGH = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR")
-"""Variables of the daemon's own environment a job inherits; the rest (where secrets may
-live) reaches a job only by name, through ``env`` and ``secrets``."""
 
 
 class ProcessRunner:
@@ -65,6 +67,7 @@ class ProcessRunner:
         """``settings.max_log`` as in force: an apply changes it for the attempts after."""
         self._folders = RunFolders(paths)
         self.config_dir = config_path.resolve().parent
+        self._config_dir_text = str(self.config_dir)
         self._secrets = secrets
         self._wake = wake
         self._environ = dict(os.environ if environ is None else environ)
@@ -127,7 +130,8 @@ class ProcessRunner:
         Whatever goes wrong with one launch (a missing ``dir``, a workspace that cannot be
         prepared, a job the executor cannot start, a fault of cronduit's own) ends that
         attempt with the reason, recorded as ``failure``: it must never stop the daemon, nor
-        the launches beside it, nor come back to stop the next daemon at the same run. The
+        the launches beside it, nor come back to stop the next daemon at the same run (a run
+        whose stored inputs cannot be read fails so too, rather than run other values). The
         one exception is a state folder that cannot be written: nothing of the job ran, its
         attempt file is still empty, and the launch waits for the disk instead.
         """
@@ -139,7 +143,7 @@ class ProcessRunner:
                 self._not_started(run, attempt, error)
             else:
                 self._defer(run, error, deferred)
-        except WorkspaceError as error:
+        except (WorkspaceError, UnreadableInputs) as error:
             self._end_unstarted(run, attempt, AttemptReport(None, not_started=str(error)))
         except AttemptConflict:
             # The attempt's file says it started (or a process holds it) but this launch knows
@@ -179,12 +183,15 @@ class ProcessRunner:
         if attempt > 1:
             output.mkdir(parents=True, exist_ok=True)
         trigger_file = folder / "trigger.json"
-        env = self._environment(run, job, trigger, attempt, trigger_file, output)
-        cwd = self._workdir(job)
+        env = run_environment(run, job, trigger, attempt, trigger_file=str(trigger_file),
+                              output_dir=str(output), secrets=self._secrets(),
+                              environ=self._environ)
         if job.workspace is not None:
             cwd = self._workspace(run, job, env)
+        else:
+            cwd = Path(work_dir(job.dir, self._config_dir_text))
         if attempt == 1 or not trigger_file.exists():
-            _write_file(trigger_file, _trigger_document(trigger, run))
+            _write_file(trigger_file, trigger_document(trigger, run.id))
         return LaunchSpec(
             run_id=run.id,
             attempt=attempt,
@@ -262,8 +269,7 @@ class ProcessRunner:
         assert spec is not None
         prepared = workspace.prepare(spec, self.paths.root, job.name, run.id, self.config_dir)
         self._in_workspace[run.id] = (prepared.root, prepared.mode, spec.retain_failed)
-        env["CRONDUIT_WORKSPACE"] = str(prepared.path)
-        env["CRONDUIT_WORKSPACE_NOTE"] = prepared.note
+        env.update(workspace_variables(str(prepared.path), prepared.note))
         _write_file(self.paths.run(run.id) / "workspace", prepared.note + "\n")
         return prepared.path  # the config refuses `dir` beside `workspace`
 
@@ -271,38 +277,6 @@ class ProcessRunner:
         root, mode, retain_failed = used
         workspace.release(root, run_id, mode, succeeded=succeeded)
         workspace.clean_expired(root, retain_failed)
-
-    def _workdir(self, job: Job) -> Path:
-        if job.dir is None:
-            return self.config_dir
-        folder = Path(job.dir)
-        return folder if folder.is_absolute() else self.config_dir / folder
-
-    def _environment(self, run: Run, job: Job, trigger: Event, attempt: int, trigger_file: Path,
-                     output: Path) -> dict[str, str]:
-        env = {name: self._environ[name] for name in PASSED_THROUGH if name in self._environ}
-        env.update(job.env)
-        secrets = self._secrets()
-        env.update({name: secrets[name] for name in job.secrets if name in secrets})
-        env.update(_inputs(job, run))
-        env.update({
-            "CRONDUIT_JOB": job.name,
-            "CRONDUIT_RUN_ID": run.id,
-            "CRONDUIT_TRIGGER": trigger.kind,
-            "CRONDUIT_TRIGGER_FILE": str(trigger_file),
-            "CRONDUIT_OUTPUT_DIR": str(output),
-            "CRONDUIT_ATTEMPT": str(attempt),
-        })
-        return env
-
-
-def _inputs(job: Job, run: Run) -> dict[str, str]:
-    """The run's inputs over the declared defaults (values were checked on acceptance)."""
-    given = json.loads(run.inputs or "{}")
-    try:
-        return resolve_inputs(job.inputs, given)
-    except InputError:
-        return {name: spec.default for name, spec in job.inputs.items()}
 
 
 FAULT_CHARS = 200
@@ -327,22 +301,6 @@ def _write_file(path: Path, text: str) -> None:
             data = data[os.write(fd, data):]
     finally:
         os.close(fd)
-
-
-def _trigger_document(trigger: Event, run: Run) -> str:
-    payload = json.loads(trigger.payload or "{}")
-    document = {
-        "kind": trigger.kind,
-        "label": trigger.label,
-        "delivery_id": trigger.delivery_id,
-        "slot": None if trigger.slot is None else format_utc(trigger.slot),
-        "late": trigger.late,
-        "accepted_at": format_utc(trigger.accepted_at),
-        "operator": trigger.operator,
-        "run": run.id,
-        **payload,
-    }
-    return json.dumps(document, sort_keys=True) + "\n"  # the C encoder: no indent
 
 
 def _report(state: Settled, attempt_file: Path, stopped_for: str | None) -> AttemptReport:
