@@ -14,6 +14,8 @@ from click.testing import CliRunner
 
 from cronduit import Cron
 from cronduit.cli import cli
+from cronduit.cli.context import Runtime
+from cronduit.testing import FakeClock
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -228,3 +230,12 @@ def test_cron_next_stops_at_the_latest_instant_cronduit_takes() -> None:
     code, out, _ = run("cron", "next", "@yearly", "--after", "8990-06-01T00:00:00Z",
                        "--count", "100000")
     assert (0, "9000-01-01T00:00:00Z", 10) == (code, out.split()[-1], len(out.split()))
+
+
+def test_cron_next_without_after_counts_from_the_runtimes_clock() -> None:
+    """"Now" is the runtime's clock, as for every command, so it can be set in a test."""
+    clock = FakeClock(datetime(2026, 3, 28, 0, 0, tzinfo=UTC))
+    result = CliRunner().invoke(cli, ["cron", "next", "30 1 * * *", "--count", "2"],
+                                obj=Runtime(clock=clock))
+    assert 0 == result.exit_code, result.output
+    assert ["2026-03-28T01:30:00Z", "2026-03-29T01:30:00Z"] == result.output.split()

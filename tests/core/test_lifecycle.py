@@ -15,6 +15,7 @@ from cronduit.core.lifecycle import (
     deadline_passed,
     judge_attempt,
     recovered_attempt,
+    retry_of,
     run_deadline,
 )
 
@@ -132,3 +133,9 @@ def test_a_run_in_backoff_retries_when_due_and_times_out_at_its_deadline(
         return None if seconds is None else base + timedelta(seconds=seconds)
 
     assert expected == backoff_step(base + timedelta(seconds=now_s), at(deadline_s), at(next_s))
+
+
+def test_a_job_without_retry_is_judged_by_one_attempt() -> None:
+    assert Retry() == retry_of(None)
+    own = Retry(attempts=3)
+    assert own is retry_of(own)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import click
 
+from cronduit.cli.context import runtime
 from cronduit.cli.options import bounded_instant, config_option, fail, load_config_file
 from cronduit.cli.render import echo_json
 from cronduit.core.cron import (
@@ -73,7 +74,7 @@ def next_(expression: str | None, tz: str, after_text: str | None, count: int,
         fail("give either EXPRESSION or --job NAME")
     try:
         load_zone(tz)
-        start = _parse_after(after_text, tz) if after_text else datetime.now(UTC)
+        start = _parse_after(after_text, tz) if after_text else runtime().clock.now()
         if job is not None:
             due = _job_slots(config_path, job, start, count)
         else:

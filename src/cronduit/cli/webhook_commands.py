@@ -8,11 +8,11 @@ value, which this command reads the way the daemon does (secrets file, then envi
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from cronduit.cli.context import runtime
 from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.core.config.model import Config
 from cronduit.core.signing import webhook_token
@@ -61,7 +61,7 @@ def _listening(config: Config, config_path: Path) -> str:
         return config.settings.listen
     store = open_store(config, config_path)
     try:
-        daemon = running_daemon(store, datetime.now(UTC))
+        daemon = running_daemon(store, runtime().clock.now())
     finally:
         store.close()
     if daemon is None or daemon.listen is None:

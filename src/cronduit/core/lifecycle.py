@@ -150,3 +150,12 @@ def backoff_step(now: datetime, deadline: datetime | None,
     if next_attempt_at is not None and next_attempt_at <= now:
         return "retry"
     return None
+
+
+ONE_ATTEMPT = Retry()
+"""The retry of a job that has none (or was removed from the config): one attempt."""
+
+
+def retry_of(retry: Retry | None) -> Retry:
+    """The retry an attempt's end is judged by: the job's own, else one attempt."""
+    return retry or ONE_ATTEMPT

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from cronduit.core.arming import timing_key
 from cronduit.core.catchup import arm_edited, arm_new
 from cronduit.core.config.model import Config, Job
 from cronduit.core.pausing import starts_paused
@@ -76,7 +77,7 @@ def _pause_new_jobs(tx: Transaction, config: Config, stored: dict[str, Timer],
 
 def _arm_one(plan: Plan, job: Job, schedule: Schedule, timer: Timer | None, now: datetime,
              armed: list[Timer]) -> str | None:
-    key = job.timing_key or ""
+    key = timing_key(job)
     if timer is not None and timer.timing_key == key:
         return None  # an unchanged timer is left alone, across restarts too
     due_of = plan.due_of(job, schedule)

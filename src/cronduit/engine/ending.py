@@ -13,9 +13,15 @@ import json
 from dataclasses import replace
 from datetime import datetime
 
-from cronduit.core.config.model import Job, Retry
+from cronduit.core.config.model import Job
 from cronduit.core.enums import Outcome
-from cronduit.core.lifecycle import RUN_END_EVENTS, AttemptReport, backoff_step, judge_attempt
+from cronduit.core.lifecycle import (
+    RUN_END_EVENTS,
+    AttemptReport,
+    backoff_step,
+    judge_attempt,
+    retry_of,
+)
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import on_backoff
 from cronduit.core.timespec import format_utc
@@ -23,9 +29,6 @@ from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
 from cronduit.engine.work import inputs_of, job_state, start_waiting
 from cronduit.ports import Event, Run, Transaction
-
-NO_RETRY = Retry()
-"""A job without ``retry`` (or one removed from the config): one attempt."""
 
 Ended = list[tuple[str, int, AttemptReport]]
 """Attempts' ends as the runner reports them: run id, attempt number, report."""
@@ -48,7 +51,7 @@ def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report:
     job = stage.config.jobs.get(run.job)
     if report.stopped_for is None and run.cancel_reason is not None:
         report = replace(report, stopped_for=run.cancel_reason)
-    retry = (job.retry if job is not None else None) or NO_RETRY
+    retry = retry_of(job.retry if job is not None else None)
     verdict = judge_attempt(report, attempt, retry, now, run.deadline_at or now)
     if verdict.retry_at is not None and job is not None:
         tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
