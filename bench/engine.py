@@ -55,12 +55,12 @@ import psutil
 
 from _apscheduler_peer import far_cron
 from _daemon import Served, cpu_seconds, daemon, firings, thread_cpu_seconds, write_config
+from _helpers import TRUE, measure_spawn_rate, supervisor_pid
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
 from cronduit.engine import BATCH, Engine, firing
-from cronduit.executor import LaunchSpec, measure_spawn_rate, wait
-from cronduit.executor.rate import TRUE
-from cronduit.executor.spawn import begin_launch, supervisor_pid
+from cronduit.executor import LaunchSpec, wait
+from cronduit.executor.spawn import begin_launch
 from cronduit.store.sql.transaction import to_text
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeRunner

@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cronduit.executor import LaunchSpec, launch, read_log, wait
+from _helpers import read_log
+from cronduit.executor import LaunchSpec, launch, wait
 from cronduit.executor.states import Attempt
 
 MiB = 1 << 20

@@ -40,7 +40,7 @@ from pathlib import Path
 import psutil
 
 from _daemon import daemon, firings, write_config
-from cronduit.executor import measure_spawn_rate
+from _helpers import measure_spawn_rate
 
 PEER = Path(__file__).with_name("_apscheduler_peer.py")
 SAMPLE_EVERY = 5.0

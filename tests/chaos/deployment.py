@@ -115,7 +115,6 @@ JOBS = (
     JobSpec("manual", "0.3", "mixed", ""),
 )
 WEBHOOK_JOBS = tuple(job.name for job in JOBS if "webhook: true" in job.keys)
-PUSH_JOBS = ("push-main", "push-docs")
 MANUAL_JOBS = ("manual", "slow", "hook-queue")
 
 

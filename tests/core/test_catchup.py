@@ -51,11 +51,6 @@ def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-def first_slot(schedule_text: str, after: str, tz: str = "UTC") -> tuple[object, Slot]:
-    schedule = cron_schedule(schedule_text, tz)
-    return schedule, next(schedule.slots_after(utc(after)))
-
-
 def test_an_on_time_firing_publishes_its_slot_and_rearms_for_the_next() -> None:
     """The ordinary case: one slot, on time, not late; the timer moves one slot on."""
     schedule = cron_schedule("0 9 * * *")

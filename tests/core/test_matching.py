@@ -15,7 +15,6 @@ from cronduit.core.matching import (
     conclusions_match,
     event_matches,
     event_name_error,
-    filter_errors,
     paths_match,
     pattern_error,
     ref_names,
@@ -353,22 +352,6 @@ def test_a_valid_pattern_has_no_error() -> None:
     """Every documented example is a valid pattern."""
     assert pattern_error("v[12].[0-9]+.[0-9]+") is None
     assert pattern_error("!**/*.md") is None
-
-
-def test_filter_errors_lists_every_bad_pattern_and_an_all_negative_filter() -> None:
-    """A config reports every problem of a filter at once."""
-    expected = [
-        "'![x': [ at position 1 has no closing ] (write \\[ for a [)",
-        "only ! rules: nothing is included, so the job would never run",
-    ]
-    assert expected == filter_errors(["!docs/**", "![x"])
-
-
-def test_a_good_filter_has_no_errors() -> None:
-    """Mixed positive and negative rules are what filters are for."""
-    expected: list[str] = []
-    assert expected == filter_errors(["sub-project/**", "!sub-project/docs/**"])
-    assert expected == filter_errors([])
 
 
 _LITERAL = st.text(

@@ -10,8 +10,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from signal import SIGKILL
 
-from cronduit.executor import Attempt, LaunchSpec, Settled, launch, read_log, wait
+from cronduit.executor import Attempt, LaunchSpec, Settled, launch, wait
 from cronduit.executor.procfs import identity
+from tests.helpers.logs import read_log
 
 ENV = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
 

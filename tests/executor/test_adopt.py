@@ -26,10 +26,8 @@ from cronduit.executor import (
     Vanished,
     inspect,
     launch,
-    read_log,
 )
 from cronduit.executor.files import read_record
-from cronduit.executor.spawn import supervisor_pid
 from tests.executor import (
     alive,
     eventually,
@@ -38,6 +36,8 @@ from tests.executor import (
     spec_for,
     start_time_of,
 )
+from tests.helpers.logs import read_log
+from tests.helpers.spawn import supervisor_pid
 
 FAKE_DAEMON = """
 import json, os, sys, time

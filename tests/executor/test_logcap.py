@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from cronduit.core.logcap import head_end, marker
-from cronduit.executor import Attempt, Exited, follow_log, launch, read_log
+from cronduit.executor import Attempt, Exited, launch
 from cronduit.executor.adopt import record_complete
 from cronduit.executor.files import read_record
 from cronduit.executor.logcap import COLLAPSE, PUNCH, TRUNCATE, CappedLog, cut, open_capped
 from cronduit.executor.logs import LogReader
 from tests.executor import alive, eventually, finish, group_killed_afterwards, spec_for
+from tests.helpers.logs import follow_log, read_log
 
 CAP = 1 << 20
 MARKER = re.compile(rb"\n\[cronduit: ([0-9]+) bytes cut here; max_log 1MiB\]\n")

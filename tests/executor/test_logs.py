@@ -1,27 +1,13 @@
-"""Reading and following a run's log."""
+"""Following a run's log as the job writes it."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
-from cronduit.executor import Attempt, follow_log, launch, read_log
+from cronduit.executor import Attempt, launch
 from tests.executor import finish, spec_for
-
-
-def test_reading_a_log_that_does_not_exist_gives_nothing(tmp_path: Path) -> None:
-    """A run whose log was pruned, or never written, reads as empty."""
-    assert b"" == read_log(tmp_path / "log")
-
-
-def test_a_tail_is_the_last_bytes_of_the_log(tmp_path: Path) -> None:
-    """``tail_bytes`` keeps the end; asking for more than there is gives it all."""
-    log = tmp_path / "log"
-    log.write_bytes(b"one\ntwo\nthree\n")
-    assert [b"three\n", b"one\ntwo\nthree\n"] == [
-        read_log(log, tail_bytes=6),
-        read_log(log, tail_bytes=1000),
-    ]
+from tests.helpers.logs import follow_log
 
 
 def test_following_yields_everything_the_job_writes_and_stops_when_it_ends(

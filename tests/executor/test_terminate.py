@@ -11,7 +11,6 @@ from cronduit.executor import (
     Exited,
     Termination,
     launch,
-    terminate,
     terminate_async,
 )
 from tests.executor import (
@@ -25,6 +24,11 @@ from tests.executor import (
 
 STARTED = "echo $$ >job.pid; "
 """Prefix for a job script that tells the test it is under way (and its pid)."""
+
+
+def terminate(attempt: Attempt, grace: float) -> Termination:
+    """:func:`terminate_async` from synchronous test code."""
+    return asyncio.run(terminate_async(attempt, grace=grace))
 
 
 def _launch_running(tmp_path: Path, script: str) -> Attempt:
@@ -85,7 +89,7 @@ def test_children_that_ignore_term_are_killed_once_the_job_is_gone(tmp_path: Pat
 
 
 def test_terminate_async_sends_the_same_signals_without_blocking(tmp_path: Path) -> None:
-    """The event-loop version reports what the blocking one does, while the loop keeps going."""
+    """The loop keeps going while the group is signalled and waited for, KILL included."""
     attempt = _launch_running(tmp_path, "trap '' TERM; sleep 30")
 
     async def stop_while_ticking() -> tuple[Termination, int]:

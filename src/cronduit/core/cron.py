@@ -751,11 +751,6 @@ class Cron:
         object.__setattr__(self, "parsed", parsed)
         object.__setattr__(self, "plan", cron_plan(parsed, self.tz, self.dst))
 
-    @property
-    def is_wildcard(self) -> bool:
-        """True when the job follows real time through DST changes (see the module doc)."""
-        return self.parsed.wildcard
-
     def after(self, instant: datetime) -> Iterator[datetime]:
         return self.plan.instants_after(instant)
 

@@ -58,10 +58,6 @@ class Verdict:
     reason: str
     retry_at: datetime | None = None
 
-    @property
-    def ends_run(self) -> bool:
-        return self.outcome is not None
-
 
 def judge_attempt(
     report: AttemptReport,

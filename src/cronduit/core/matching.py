@@ -195,18 +195,6 @@ def pattern_error(pattern: str) -> str | None:
     return None
 
 
-def filter_errors(rules: Sequence[str]) -> list[str]:
-    """Every problem of a branch or path filter, so the config reports them all at once.
-
-    Besides bad patterns, a filter made only of ``!`` rules is refused: it includes nothing,
-    so its job would never run (GitHub asks for at least one positive pattern too).
-    """
-    errors = [f"{pattern!r}: {problem}" for pattern in rules if (problem := pattern_error(pattern))]
-    if rules and all(pattern.startswith("!") for pattern in rules):
-        errors.append("only ! rules: nothing is included, so the job would never run")
-    return errors
-
-
 def event_name_error(name: str) -> str | None:
     """Why ``name`` is not an ``on.events`` entry (``event`` or ``event.action``), or ``None``."""
     if _EVENT_NAME.fullmatch(name):

@@ -100,10 +100,6 @@ class CalendarSchedule:
     description: str
     """How the run label names the timing kind: ``cron`` or ``at``."""
 
-    @property
-    def zone_name(self) -> str:
-        return self.plan.zone.key
-
     def name_of(self, instant: datetime) -> str:
         """The wall-clock name of ``instant`` on this schedule's clock."""
         return _wall_name(self.plan.zone, instant)
@@ -138,7 +134,7 @@ class CalendarSchedule:
         key = datetime.fromtimestamp(removed.instant, UTC) + timedelta(microseconds=removed.tag)
         clock = f"{removed.time_of_day // 3600:02d}:{removed.time_of_day // 60 % 60:02d}"
         if removed.gap:
-            name = f"{removed.day.isoformat()} {clock} {self.zone_name}"
+            name = f"{removed.day.isoformat()} {clock} {self.plan.zone.key}"
             reason = (f"missed: {clock} does not exist on {removed.day.isoformat()} "
                       "(dst gap: skip)")
         else:

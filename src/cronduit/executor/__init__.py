@@ -28,10 +28,8 @@ and after a restart, for an attempt recorded as in progress::
 from __future__ import annotations
 
 from cronduit.executor.adopt import inspect
-from cronduit.executor.exits import GRACE, terminate, terminate_async, wait
+from cronduit.executor.exits import GRACE, terminate_async, wait
 from cronduit.executor.files import RETRY_AFTER_VARIABLE
-from cronduit.executor.logs import follow_log, read_log
-from cronduit.executor.rate import measure_spawn_rate
 from cronduit.executor.retry import parse_retry_after, retry_after
 from cronduit.executor.spawn import launch
 from cronduit.executor.states import (
@@ -62,17 +60,13 @@ __all__ = [
     "Settled",
     "Termination",
     "Vanished",
-    "follow_log",
     "inspect",
     "launch",
     "logs",
-    "measure_spawn_rate",
     "parse_retry_after",
     "procfs",
-    "read_log",
     "retry_after",
     "runner",
-    "terminate",
     "terminate_async",
     "wait",
     "workspace",

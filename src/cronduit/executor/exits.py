@@ -6,7 +6,7 @@ restart. It is opened from the pid and then checked against the attempt's start 
 it can never point at a later process that reused the pid.
 
 Every launched attempt must be awaited with :func:`wait`, which also reaps it;
-:func:`terminate` only signals and watches. Both read the outcome from the attempt
+:func:`terminate_async` only signals and watches. Both read the outcome from the attempt
 file, so the answer is the same whether or not the daemon restarted in between.
 """
 
@@ -34,8 +34,8 @@ RECORD_PATIENCE = 30.0
 """How long the supervisor may take, after a job exits, to record its status, in seconds:
 it reaps and writes within a millisecond, unless the machine is starved. :func:`wait` looks
 every :data:`PATIENT_LOOK` seconds past this, for as long as the supervisor holds the lock
-(it may be waiting for a full disk to have room for the status); only :func:`terminate`,
-which blocks its caller, counts the status as lost past this (the attempt vanished)."""
+(it may be waiting for a full disk to have room for the status); only
+:func:`terminate_async` counts the status as lost past this (the attempt vanished)."""
 _FIRST_LOOK = 0.0005
 _LAST_LOOK = 0.05
 PATIENT_LOOK = 0.5
@@ -110,28 +110,15 @@ def _until_recorded(attempt_file: Path, *, patient: bool = False) -> Iterator[fl
         delay = min(delay * 2, _LAST_LOOK)
 
 
-def terminate(
+async def terminate_async(
     attempt: Attempt, grace: float = GRACE, kill_wait: float = KILL_WAIT
 ) -> Termination:
     """TERM the attempt's process group, KILL it if still there after ``grace`` seconds.
 
-    Blocks until the job is gone (or ``kill_wait`` after KILL). Whatever is left in the
-    group once the job is gone is KILLed too: a deadline bounds the whole run, not just
-    the job's first process.
+    Returns once the job is gone (or ``kill_wait`` after KILL), waiting without blocking
+    the loop. Whatever is left in the group once the job is gone is KILLed too: a deadline
+    bounds the whole run, not just the job's first process.
     """
-    with watching(attempt) as watch:
-        _signal_group(attempt, signal.SIGTERM, watch)
-        killed = not watch.exited(grace)
-        if killed:
-            _signal_group(attempt, signal.SIGKILL, watch)
-            watch.exited(kill_wait)
-        return Termination(_after_signals(attempt, watch), killed)
-
-
-async def terminate_async(
-    attempt: Attempt, grace: float = GRACE, kill_wait: float = KILL_WAIT
-) -> Termination:
-    """:func:`terminate` for the event loop: the same signals, waits that do not block it."""
     with watching(attempt) as watch:
         _signal_group(attempt, signal.SIGTERM, watch)
         killed = not await watch.exited_async(grace)

@@ -5,51 +5,23 @@ knows how it wants to show what it cannot decode.
 
 A log past its cap has been cut while the job wrote (:mod:`.logcap`): its head, the marker
 where bytes were cut, then its tail. Where the file system could only punch a hole, the
-hole reads as NUL bytes; these readers skip every hole. A reader that follows the log as it
-grows counts in the job's own bytes, the ones it wrote (its *position*), so that a cut
-behind it does not move it, and a cut of bytes it had not shown yet is told as a marker of
-its own.
+hole reads as NUL bytes; the reader skips every hole. A reader that follows the log as it
+grows (``cronduit job logs --follow``) counts in the job's own bytes, the ones it wrote (its
+*position*), so that a cut behind it does not move it, and a cut of bytes it had not shown
+yet is told as a marker of its own.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 from cronduit.core.logcap import MARKER_ROOM, head_end, marker, marker_cut
-from cronduit.executor.exits import watching
 from cronduit.executor.logcap import LOCK_PATIENCE, held, hole_after
-from cronduit.executor.states import Attempt
 
 CHUNK_BYTES = 64 * 1024
-"""The most a single chunk of :func:`follow_log` holds."""
-
-
-def read_log(log_path: Path, tail_bytes: int | None = None) -> bytes:
-    """The log's content (holes skipped), or its last ``tail_bytes`` bytes; empty if it does
-    not exist."""
-    try:
-        fd = os.open(log_path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return b""
-    try:
-        with held(fd, exclusive=False):  # all of it at one moment: no cut half way
-            content = b"".join(_data(fd, 0, os.fstat(fd).st_size))
-    finally:
-        os.close(fd)
-    return content if tail_bytes is None else content[max(0, len(content) - tail_bytes):]
-
-
-def _data(fd: int, start: int, end: int) -> Iterator[bytes]:
-    """The bytes from ``start`` to ``end``, holes left out, in chunks."""
-    position = start
-    while position < end:
-        chunk, position = read_data(fd, position, end)
-        if not chunk:
-            return
-        yield chunk
+"""The most a single chunk of :class:`LogReader` holds."""
 
 
 def read_data(fd: int, start: int, end: int) -> tuple[bytes, int]:
@@ -143,26 +115,3 @@ class LogReader:
 
     def _marker(self, cut: int) -> bytes:
         return marker(cut, self._cap or 0)
-
-
-async def follow_log(
-    log_path: Path, attempt: Attempt, offset: int = 0, poll_interval: float = 0.2,
-    cap: int | None = None,
-) -> AsyncIterator[bytes]:
-    """Yield the log from ``offset`` on, chunk by chunk as it grows, until the attempt ends.
-
-    The wait between looks is a wait on the attempt's exit, so the end is noticed at once
-    and whatever the job wrote last is still yielded. ``cap`` is the log's ``max_log``, so
-    that cuts are followed (:class:`LogReader`).
-    """
-    with watching(attempt) as watch, log_path.open("rb") as log:
-        reader = LogReader(log.fileno(), cap, offset)
-        while True:
-            ended = watch.exited()  # before reading, so the last read drains everything
-            chunk = reader.next_chunk()
-            if chunk:
-                yield chunk
-            elif ended:
-                return
-            else:
-                await watch.exited_async(poll_interval)

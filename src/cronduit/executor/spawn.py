@@ -225,11 +225,6 @@ def _started(answer: dict[str, Any]) -> tuple[int, int]:
 _SUPERVISOR = _Link()
 
 
-def supervisor_pid() -> int | None:
-    """The pid of this process's supervisor, once a launch has started one (for tests)."""
-    return _SUPERVISOR.pid
-
-
 def _claim(attempt_file: Path) -> int:
     """Open and lock the attempt file, refusing an attempt that started before.
 

@@ -134,7 +134,8 @@ supervisor stopped before marking the attempt started, so before the job could b
 
 @dataclass(frozen=True)
 class Termination:
-    """What :func:`~cronduit.executor.terminate` saw: the state it left and whether KILL was sent.
+    """What :func:`~cronduit.executor.terminate_async` saw: the state it left and whether
+    KILL was sent.
 
     ``state`` is :class:`Running` only if the process group survived KILL too (a process
     stuck in the kernel); the caller decides what that means for the run.

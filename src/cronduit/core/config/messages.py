@@ -16,7 +16,7 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from cronduit.core.config.errors import RULES_ERROR, Path, Problem, shown
@@ -63,14 +63,6 @@ def _closest(key: str, allowed: Sequence[str]) -> str | None:
     lowered = {name.lower(): name for name in allowed}
     close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
     return lowered[close[0]] if close else None
-
-
-def problems_of(error: ValidationError, model: type[BaseModel], data: object) -> list[Problem]:
-    """Every error of a failed ``model.model_validate(data)`` as located problems."""
-    problems: list[Problem] = []
-    for detail in error.errors(include_url=False):
-        problems += detail_problems(detail, model, data)
-    return problems
 
 
 def detail_problems(detail: ErrorDetails, model: type[BaseModel], data: object) -> list[Problem]:

@@ -277,10 +277,6 @@ class OverlapSpec(_Record):
         rest = {key: value for key, value in data.items() if key not in _KINDS}
         return {**rest, "by_kind": {**data.get("by_kind", {}), **kinds}}
 
-    def policy_for(self, kind: TriggerKind) -> Overlap:
-        """The policy for a trigger of ``kind``: its own if given, else ``default``."""
-        return self.by_kind.get(kind, self.default)
-
 
 class Retry(_Record):
     """Attempts of one run (SPEC §5); the first attempt counts."""
@@ -443,11 +439,6 @@ class Job(_Record):
     def is_timed(self) -> bool:
         """Whether the job has calendar slots (cron or at) with a catch-up window."""
         return self.cron is not None or self.at is not None
-
-    @property
-    def cron_expression(self) -> CronExpression | None:
-        """The parsed ``cron`` (parsing is cached, so this is cheap)."""
-        return None if self.cron is None else CronExpression.parse(self.cron)
 
     @property
     def timing_key(self) -> str | None:
