@@ -3,6 +3,8 @@ a file of 100,000 jobs loads; what is refused is an alias bomb or a file past 64
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from cronduit.core.config import ConfigErrors, load_config
@@ -48,3 +50,16 @@ def _errors(text: str) -> list[str]:
     with pytest.raises(ConfigErrors) as caught:
         load_config(text, "c.yaml")
     return [str(error) for error in caught.value.errors]
+
+
+def test_the_garbage_collector_runs_after_a_config_loads() -> None:
+    """Loading leaves the process's collector as it found it: a daemon that reloads its
+    config keeps collecting cycles in every thread."""
+    config = load_config(_jobs(1_000, '{{run: "echo {i}", every: 1m}}'), "c.yaml")
+    assert (1_000, True) == (len(config.jobs), gc.isenabled())
+
+
+def test_the_garbage_collector_runs_after_a_config_is_refused() -> None:
+    """A refused config leaves the collector running too."""
+    errors = _errors(_jobs(1_000, '{{run: "echo {i}", every: 1m, timezone: UTC}}'))
+    assert (1_000, True) == (len(errors), gc.isenabled())

@@ -9,9 +9,7 @@ Problems are found by path and placed at the end, with the document's positions.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -51,12 +49,13 @@ def load_config(text: str, filename: str) -> Config:
 
     Raises :class:`~cronduit.core.config.errors.ConfigErrors` with every error found.
 
-    The cyclic garbage collector is paused meanwhile: loading makes about ten objects per
-    job and no reference cycles, and the collector, started by the count of new objects
-    alone, walked the growing heap again and again (a third of loading 10,000 jobs).
+    The cyclic garbage collector is left running. Pausing it around the parse, once a third
+    of loading 10,000 jobs, no longer pays since the records became compact: measured on
+    2 cores, 10,000 jobs load in 0.20 s with it paused or not (the collector spends 4 ms),
+    100,000 in 2.1 s paused against 2.3 s running (0.14 s in four full collections); not
+    worth a switch of the whole process's collector, which every thread would feel.
     """
-    with _collector_paused():
-        return _Loading(read_document(text, filename), filename).run()
+    return _Loading(read_document(text, filename), filename).run()
 
 
 def load_settings(text: str, filename: str) -> Settings | None:
@@ -74,17 +73,6 @@ def load_settings(text: str, filename: str) -> Settings | None:
     raw = data.get("settings") if isinstance(data, dict) else None
     settings, _ = loading._settings(raw if isinstance(raw, dict) else {})
     return None if loading.problems else settings
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Loading:
