@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cronduit.daemon.heartbeat import read_daemon
 from cronduit.ports import Run
 from cronduit.store.sqlite import SqliteStore
 
@@ -75,6 +76,34 @@ class Deployment:
                 return
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting; daemon log:\n{self.daemon_log()}")
+
+    def heartbeat(self) -> str | None:
+        """When the daemon last beat, as it wrote it in the store; None before any beat."""
+        store = SqliteStore(self.folder / ".cronduit" / "cronduit.db")
+        try:
+            info = read_daemon(store)
+        finally:
+            store.close()
+        return None if info is None else info.heartbeat_at
+
+    def wait_for_a_turn(self, timeout: float = 15.0) -> None:
+        """Until the serving daemon has gone round its loop once since this call, its tick
+        included: what it was going to do about anything already recorded, it has done.
+
+        In its loop the daemon beats at the start of a turn, then ticks. The first beat
+        newer than the one read now may start a turn begun before, but that turn's tick
+        comes after the beat; a second new beat starts the next turn, so the tick is done.
+        (The one beat outside the loop comes before "listening on", waited for first.)
+        """
+        self.wait_for(lambda: "listening on http://" in self.daemon_log(), timeout)
+        beats = [self.heartbeat()]
+
+        def beat_twice() -> bool:
+            if (latest := self.heartbeat()) != beats[-1]:
+                beats.append(latest)
+            return len(beats) > 2
+
+        self.wait_for(beat_twice, timeout)
 
     def lines(self, name: str) -> list[str]:
         path = self.folder / name

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 from tests.acceptance.conftest import Deployment
@@ -28,7 +27,8 @@ def test_a_kill_after_the_firing_commits_and_before_routing_runs_the_slot_once(
     assert [] == deployment.lines("starts.txt")
     second = deployment.serve()
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("once")] == ["success"])
-    time.sleep(0.5)
+    deployment.wait_for_a_turn()  # a second routing of the firing would have started by now
+    deployment.wait_for(lambda: all(r.state == "ended" for r in deployment.runs("once")))
     assert ["started"] == deployment.lines("starts.txt")
     deployment.kill(second)
 
@@ -57,7 +57,7 @@ def test_a_restart_does_not_run_an_interval_job_that_is_not_due(
     deployment.kill(first)
     second = deployment.serve()
     deployment.wait_for(lambda: "serving 1 job " in deployment.daemon_log())
-    time.sleep(1.5)
+    deployment.wait_for_a_turn()  # past its first tick, where a job it took as due would fire
     assert 1 == len(deployment.runs("once"))
     deployment.kill(second)
 

@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -95,7 +94,8 @@ def test_a_chain_survives_a_kill_between_a_run_end_and_its_follower(
     assert [] == deployment.runs("deploy")
     second = deployment.serve(extra_env=SECRETS)
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("deploy")] == ["success"])
-    time.sleep(1.0)
+    deployment.wait_for_a_turn()  # a second chaining of build's end would have started by now
+    deployment.wait_for(lambda: all(r.state == "ended" for r in deployment.runs("deploy")))
     assert ["deployed"] == deployment.lines("deploys.txt")
     assert ["built"] == deployment.lines("builds.txt")
     deployment.kill(second)

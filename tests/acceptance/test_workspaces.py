@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.acceptance.conftest import Deployment
@@ -49,7 +48,7 @@ def test_two_runs_contend_for_the_shared_checkout(deployment: Deployment) -> Non
     deployment.write(f"""
 jobs:
   slow:
-    run: 'sleep 3; ls > "$CRONDUIT_OUTPUT_DIR/files"'
+    run: 'touch "$CRONDUIT_OUTPUT_DIR/begun"; sleep 3; ls > "$CRONDUIT_OUTPUT_DIR/files"'
     workspace: {{git: {remote.bare}}}
   quick:
     run: 'echo "$CRONDUIT_WORKSPACE_NOTE" > "$CRONDUIT_OUTPUT_DIR/note"'
@@ -59,7 +58,10 @@ jobs:
     deployment.wait_for(lambda: "serving 2 jobs" in deployment.daemon_log())
     run_now(deployment, "slow")
     deployment.wait_for(lambda: [r.state for r in deployment.runs("slow")] == ["running"])
-    time.sleep(0.5)
+    (slow,) = deployment.runs("slow")
+    # The job itself has begun, so the checkout it holds was prepared before the commit.
+    deployment.wait_for((deployment.folder / ".cronduit" / "runs" / slow.id / "output" /
+                         "begun").exists)
     remote.commit("second.txt")
     run_now(deployment, "quick")
     deployment.wait_for(lambda: [r.outcome for r in deployment.runs("quick")] == ["success"])
