@@ -1,0 +1,1 @@
+"""Tests of accepting triggers from outside the loop (``cronduit.intake``)."""
