@@ -35,10 +35,7 @@ from cronduit.core.timespec import (
     CalendarSchedule,
     IntervalSchedule,
     Slot,
-    at_schedule,
     cron_schedule,
-    jitter_offset,
-    next_jittered,
 )
 
 HOUR = timedelta(hours=1)
@@ -397,35 +394,6 @@ def test_an_edited_timing_does_not_rerun_the_slot_that_ran_last() -> None:
                         CatchUpPolicy())
     assert arming is not None
     assert utc("2026-06-02T11:00") == arming.due
-
-
-def test_at_times_are_utc_unless_a_zone_is_given() -> None:
-    """at: ['05:17'] is 05:17 UTC; with time_zone it is 05:17 on that wall clock."""
-    plain = at_schedule((5 * 60 + 17,))
-    assert utc("2026-06-01T05:17") == next(plain.slots_after(utc("2026-06-01T00:00"))).instant
-    london = at_schedule((5 * 60 + 17,), "Europe/London")
-    assert utc("2026-06-01T04:17") == next(london.slots_after(utc("2026-06-01T00:00"))).instant
-
-
-def test_slot_delivery_ids_name_the_job_and_the_utc_instant() -> None:
-    """The delivery id makes a slot's acceptance idempotent."""
-    schedule = cron_schedule("0 9 * * *")
-    slot = next(schedule.slots_after(utc("2026-06-01T00:00")))
-    assert "slot/report/2026-06-01T09:00:00Z" == slot.delivery_id("report")
-    assert "cron 2026-06-01 09:00 UTC" == schedule.label(slot)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 7200), st.integers(0, 10**9), st.sampled_from(["a", "backup", "etl-9"]))
-def test_jitter_is_stable_and_never_reaches_the_next_slot(jitter: int, seconds: int,
-                                                          job: str) -> None:
-    """The offset depends only on job and slot, and stays below the room to the next slot."""
-    schedule = cron_schedule("*/5 * * * *")
-    slot = next(schedule.slots_after(datetime.fromtimestamp(seconds, UTC)))
-    due = next_jittered(schedule, job, slot, jitter)
-    assert due == next_jittered(schedule, job, slot, jitter)
-    assert slot.instant <= due < slot.instant + timedelta(minutes=5)
-    assert jitter_offset(job, slot.instant, jitter, None) < jitter
 
 
 @settings(max_examples=100, deadline=None)
