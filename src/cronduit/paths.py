@@ -53,12 +53,6 @@ class StatePaths:
     def log(self, run_id: str) -> Path:
         return self.run(run_id) / "log"
 
-    def output(self, run_id: str) -> Path:
-        return self.run(run_id) / "output"
-
-    def trigger_file(self, run_id: str) -> Path:
-        return self.run(run_id) / "trigger.json"
-
     def attempt(self, run_id: str, attempt: int) -> Path:
         """The attempt's one file (a file, not a folder: each create costs at launch)."""
         return self.run(run_id) / f"attempt-{attempt}"
