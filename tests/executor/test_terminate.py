@@ -31,9 +31,10 @@ def terminate(attempt: Attempt, grace: float) -> Termination:
     return asyncio.run(terminate_async(attempt, grace=grace))
 
 
-def _launch_running(tmp_path: Path, script: str) -> Attempt:
-    """Launch a ``run`` job and wait until its script has begun."""
-    attempt = launch(spec_for(tmp_path, shell=STARTED + script))
+def _launch_running(tmp_path: Path, script: str, setup: str = "") -> Attempt:
+    """Launch a ``run`` job and wait until its script has begun, ``setup`` done (a trap
+    set before the pid is told, so a TERM sent at once meets it)."""
+    attempt = launch(spec_for(tmp_path, shell=setup + STARTED + script))
     assert eventually((tmp_path / "job.pid").exists)
     return attempt
 
@@ -50,7 +51,7 @@ def test_a_job_that_honours_term_ends_without_kill(tmp_path: Path) -> None:
 def test_a_job_that_ignores_term_is_killed_after_the_grace_period(tmp_path: Path) -> None:
     """TERM ignored, the group gets KILL once ``grace`` is over; the supervisor, outside the
     group, records the job's end as a shell would (128 + 9)."""
-    attempt = _launch_running(tmp_path, "trap '' TERM; sleep 30")
+    attempt = _launch_running(tmp_path, "sleep 30", setup="trap '' TERM; ")
     with group_killed_afterwards(attempt.pid):
         began = time.monotonic()
         termination = terminate(attempt, grace=0.3)
@@ -90,7 +91,7 @@ def test_children_that_ignore_term_are_killed_once_the_job_is_gone(tmp_path: Pat
 
 def test_terminate_async_sends_the_same_signals_without_blocking(tmp_path: Path) -> None:
     """The loop keeps going while the group is signalled and waited for, KILL included."""
-    attempt = _launch_running(tmp_path, "trap '' TERM; sleep 30")
+    attempt = _launch_running(tmp_path, "sleep 30", setup="trap '' TERM; ")
 
     async def stop_while_ticking() -> tuple[Termination, int]:
         ticks = 0
