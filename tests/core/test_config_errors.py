@@ -7,6 +7,7 @@ from textwrap import dedent
 import pytest
 
 from cronduit.core.config import ConfigErrors, load_config
+from cronduit.core.config.errors import dotted
 
 
 def errors(text: str, filename: str = "c.yaml") -> list[str]:
@@ -567,3 +568,22 @@ def test_every_error_is_one_line_even_when_it_quotes_a_newline() -> None:
         "c.yaml:2:20: jobs.'a\\nb': unknown key 'time\\tzone' (did you mean 'time_zone'?); "
         f"allowed keys: {JOB_KEYS}",
     ] == found
+
+
+@pytest.mark.parametrize(("path", "shown"), [
+    (("jobs", "etl", "steps", 0, "id"), "jobs.etl.steps[0].id"),
+    ((" ", "", "default"), "' '.''.default"),
+    (("jobs", " a"), "jobs.' a'"),
+    (("jobs", "a.b"), "jobs.'a.b'"),
+    (("jobs", "a\nb"), "jobs.'a\\nb'"),
+])
+def test_a_path_quotes_the_keys_a_dot_or_a_blank_would_make_ambiguous(
+        path: tuple[str | int, ...], shown: str) -> None:
+    """Found by fuzzing: a key that is one space started an error's message with a space."""
+    assert shown == dotted(path)
+
+
+def test_a_job_named_by_a_space_is_named_quoted_in_a_located_error() -> None:
+    with pytest.raises(ConfigErrors) as raised:
+        load_config('jobs:\n  " ": {run: "true"}\n', "config")
+    assert str(raised.value).startswith("config:2:3: jobs.' ': not a valid job name")

@@ -80,8 +80,18 @@ def dotted(path: Path) -> str:
         if isinstance(element, int):
             text += f"[{element}]"
         else:
-            text += f".{readable(element)}" if text else readable(element)
+            key = _path_key(element)
+            text += f".{key}" if text else key
     return text
+
+
+def _path_key(key: str) -> str:
+    """A key as a dotted path shows it: quoted when it is blank, has spaces at its ends or
+    holds a dot, so the path reads unambiguously and an error never starts with a space."""
+    plain = readable(key)
+    if plain == key and key.strip() == key and "." not in key:
+        return key
+    return plain if plain != key else ascii(key)
 
 
 def readable(text: str, limit: int = _SHOWN_LIMIT) -> str:
