@@ -6,13 +6,17 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from cronduit.executor import (
     Attempt,
     Exited,
     Termination,
+    exits,
     launch,
     terminate_async,
 )
+from cronduit.executor.adopt import record_complete
 from tests.executor import (
     alive,
     eventually,
@@ -120,3 +124,36 @@ def test_terminating_an_attempt_that_already_ended_reports_how_it_ended(
     attempt = launch(spec_for(tmp_path, shell="exit 5"))
     ended = finish(attempt)
     assert Termination(ended, killed=False) == terminate(attempt, grace=1)
+
+
+def test_waiting_for_the_supervisors_record_leaves_the_loop_running(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the job is gone, its record is read when the supervisor has completed it: the
+    wait for a slow supervisor is awaited, not slept on the loop's thread."""
+    attempt = _launch_running(tmp_path, "sleep 30")
+    ticks = [0]
+    looks: list[int] = []
+
+    def slow_record(path: Path) -> bool:  # a supervisor that takes a few looks to write
+        looks.append(ticks[0])
+        return len(looks) > 6 and record_complete(path)
+
+    monkeypatch.setattr(exits, "record_complete", slow_record)
+
+    async def stop_while_ticking() -> Termination:
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(0.001)
+                ticks[0] += 1
+
+        ticker = asyncio.create_task(tick())
+        termination = await terminate_async(attempt, grace=5)
+        ticker.cancel()
+        return termination
+
+    with group_killed_afterwards(attempt.pid):
+        termination = asyncio.run(stop_while_ticking())
+        finish(attempt)
+    assert Termination(Exited(143), killed=False) == termination
+    assert len(looks) > 6
+    assert looks[-1] > looks[0], looks

@@ -16,7 +16,6 @@ import asyncio
 import os
 import select
 import signal
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -24,7 +23,7 @@ from pathlib import Path
 from cronduit.executor.adopt import record_complete
 from cronduit.executor.files import settled_state
 from cronduit.executor.procfs import identity
-from cronduit.executor.states import Attempt, AttemptState, Running, Settled, Termination
+from cronduit.executor.states import Attempt, Running, Settled, Termination
 
 GRACE = 10.0
 """Seconds between TERM and KILL unless the caller says otherwise."""
@@ -125,17 +124,14 @@ async def terminate_async(
         if killed:
             _signal_group(attempt, signal.SIGKILL, watch)
             await watch.exited_async(kill_wait)
-        return Termination(_after_signals(attempt, watch), killed)
-
-
-def _after_signals(attempt: Attempt, watch: ExitWatch) -> AttemptState:
-    """Sweep stragglers from the group of a gone job and read how it ended."""
-    if not watch.exited():
-        return Running(attempt)
-    _sweep(attempt)
-    for pause in _until_recorded(attempt.attempt_file):
-        time.sleep(pause)
-    return settled_state(attempt.attempt_file)
+        if not watch.exited():
+            return Termination(Running(attempt), killed)
+        # Stragglers swept from the group of the gone job, then its record read once the
+        # supervisor has completed it: awaited, so the loop serves on meanwhile.
+        _sweep(attempt)
+        for pause in _until_recorded(attempt.attempt_file):
+            await asyncio.sleep(pause)
+        return Termination(settled_state(attempt.attempt_file), killed)
 
 
 def _sweep(attempt: Attempt) -> None:
