@@ -19,7 +19,6 @@ from cronduit.core.catchup import (
     SAME_NAME,
     SERIAL_CATCH_UP,
     SUPERSEDED,
-    CatchUpPolicy,
     Missed,
     arm_edited,
     arm_new,
@@ -37,6 +36,7 @@ from cronduit.core.timespec import (
     Slot,
     cron_schedule,
 )
+from tests.helpers.policies import catch_up
 
 HOUR = timedelta(hours=1)
 SECOND = timedelta(seconds=1)
@@ -52,7 +52,7 @@ def test_an_on_time_firing_publishes_its_slot_and_rearms_for_the_next() -> None:
     """The ordinary case: one slot, on time, not late; the timer moves one slot on."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
-    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, catch_up())
     assert [(p.slot.instant, p.late) for p in firing.publish] == [(utc("2026-06-01T09:00"), False)]
     assert firing.missed == ()
     assert utc("2026-06-02T09:00") == firing.next_due
@@ -63,7 +63,7 @@ def test_the_catch_up_window_edge_is_strict() -> None:
     """Exactly at the window is too late; one second inside runs; one second outside does not."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
-    policy = CatchUpPolicy(window=6 * 3600)
+    policy = catch_up(window=6 * 3600)
     for offset, runs in ((6 * HOUR - SECOND, True), (6 * HOUR, False), (6 * HOUR + SECOND, False)):
         firing = decide_firing(schedule, armed, None, armed.instant + offset, policy)
         assert runs == bool(firing.publish), offset
@@ -77,7 +77,7 @@ def test_several_missed_slots_run_only_the_latest_and_record_the_rest() -> None:
     schedule = cron_schedule("0 * * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
     now = utc("2026-06-01T04:10")
-    firing = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=2 * 3600))
+    firing = decide_firing(schedule, armed, None, now, catch_up(window=2 * 3600))
     assert [p.slot.instant for p in firing.publish] == [utc("2026-06-01T04:00")]
     assert [p.late for p in firing.publish] == [True]
     assert [(m.slot.instant.hour, m.reason) for m in firing.missed] == [
@@ -92,7 +92,7 @@ def test_mode_all_runs_every_slot_in_the_window_oldest_first_up_to_max_runs() ->
     """mode: all with max_runs 2 runs the two newest in-window slots, oldest first."""
     schedule = cron_schedule("0 * * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
-    policy = CatchUpPolicy(window=3 * 3600, mode=CatchUpMode.ALL, max_runs=2)
+    policy = catch_up(window=3 * 3600, mode=CatchUpMode.ALL, max_runs=2)
     firing = decide_firing(schedule, armed, None, utc("2026-06-01T04:10"), policy)
     assert [p.slot.instant.hour for p in firing.publish] == [3, 4]
     reasons = {m.slot.instant.hour: m.reason for m in firing.missed}
@@ -104,9 +104,9 @@ def test_a_mode_all_catch_up_of_several_slots_is_serial() -> None:
     """mode all publishing three slots is serial; latest mode, or one slot on time, is not."""
     schedule = cron_schedule("0 * * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
-    all_mode = CatchUpPolicy(window=6 * 3600, mode=CatchUpMode.ALL)
+    all_mode = catch_up(window=6 * 3600, mode=CatchUpMode.ALL)
     outage = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
-    latest = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), CatchUpPolicy())
+    latest = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), catch_up())
     on_time = decide_firing(schedule, armed, None, armed.instant + PROMPT, all_mode)
     assert (3, True) == (len(outage.publish), outage.serial)
     assert (False, False) == (latest.serial, on_time.serial)
@@ -118,9 +118,9 @@ def test_a_serial_catch_up_carries_its_own_policy_except_under_skip_and_replace(
     carries one."""
     schedule = cron_schedule("0 * * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:30")))
-    all_mode = CatchUpPolicy(window=6 * 3600, mode=CatchUpMode.ALL)
+    all_mode = catch_up(window=6 * 3600, mode=CatchUpMode.ALL)
     serial = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
-    plain = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), CatchUpPolicy())
+    plain = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), catch_up())
     own = {policy.value: catch_up_policy(json.loads(published_payload(serial, policy)))
            for policy in Overlap}
     assert {"queue": SERIAL_CATCH_UP, "allow": SERIAL_CATCH_UP, "skip": None,
@@ -133,7 +133,7 @@ def test_catch_up_false_runs_on_time_slots_only() -> None:
     """A window of 0 means never late: a firing within the tolerance runs, 5 s late does not."""
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
-    never = CatchUpPolicy(window=0)
+    never = catch_up(window=0)
     assert decide_firing(schedule, armed, None, armed.instant + PROMPT, never).publish
     late = decide_firing(schedule, armed, None, armed.instant + 5 * SECOND, never)
     assert () == late.publish
@@ -147,8 +147,8 @@ def test_catch_up_false_is_never_looser_than_the_smallest_window(late_ms: int) -
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     now = armed.instant + timedelta(milliseconds=late_ms)
-    smallest = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=1))
-    never = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=0))
+    smallest = decide_firing(schedule, armed, None, now, catch_up(window=1))
+    never = decide_firing(schedule, armed, None, now, catch_up(window=0))
     assert bool(smallest.publish) >= bool(never.publish)
 
 
@@ -158,7 +158,7 @@ def test_a_slot_fired_past_the_tolerance_is_marked_late() -> None:
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     marks = {}
     for offset in (PROMPT, SECOND, 2 * SECOND, 30 * SECOND):
-        firing = decide_firing(schedule, armed, None, armed.instant + offset, CatchUpPolicy())
+        firing = decide_firing(schedule, armed, None, armed.instant + offset, catch_up())
         marks[offset.total_seconds()] = [p.late for p in firing.publish]
     assert {0.2: [False], 1.0: [True], 2.0: [True], 30.0: [True]} == marks
 
@@ -178,7 +178,7 @@ def test_catch_up_true_has_no_limit() -> None:
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     firing = decide_firing(schedule, armed, None, utc("2026-09-01T00:00"),
-                           CatchUpPolicy(window=None))
+                           catch_up(window=None))
     assert [p.slot.instant for p in firing.publish] == [utc("2026-08-31T09:00")]
 
 
@@ -186,7 +186,7 @@ def test_the_slot_whose_name_ran_last_is_not_run_again() -> None:
     """A slot whose wall-clock name is the one that ran last is missed (the DST name rule)."""
     schedule = cron_schedule("30 1 * * *", "Europe/London")
     armed = next(schedule.slots_after(utc("2026-10-24T12:00")))
-    firing = decide_firing(schedule, armed, armed.name, armed.instant + SECOND, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, armed.name, armed.instant + SECOND, catch_up())
     assert () == firing.publish
     assert [(armed, SAME_NAME)] == [(m.slot, m.reason) for m in firing.missed
                                     if "dst fold" not in m.reason]
@@ -197,11 +197,11 @@ def test_a_firing_replayed_from_the_same_row_gives_the_same_answer() -> None:
     schedule = cron_schedule("*/5 * * * *", "Europe/London")
     armed = next(schedule.slots_after(utc("2026-10-25T00:00")))
     now = utc("2026-10-25T01:17")
-    first = decide_firing(schedule, armed, None, now, CatchUpPolicy())
-    again = decide_firing(schedule, armed, None, now, CatchUpPolicy())
+    first = decide_firing(schedule, armed, None, now, catch_up())
+    again = decide_firing(schedule, armed, None, now, catch_up())
     assert first == again
     assert first.next_slot is not None
-    after = decide_firing(schedule, first.next_slot, first.last_name, now, CatchUpPolicy())
+    after = decide_firing(schedule, first.next_slot, first.last_name, now, catch_up())
     assert () == after.publish
 
 
@@ -214,7 +214,7 @@ def test_both_dst_nights_run_the_daily_job_once_each() -> None:
         ran: list[datetime] = []
         for _ in range(20):
             firing = decide_firing(schedule, armed, last_name, armed.instant + SECOND,
-                                   CatchUpPolicy())
+                                   catch_up())
             ran += [p.slot.instant for p in firing.publish]
             last_name = firing.last_name
             assert firing.next_slot is not None
@@ -232,7 +232,7 @@ def test_a_firing_records_the_time_the_gap_removes_with_its_reason() -> None:
     (which does not exist) as missed, listed at the clock change (01:00Z)."""
     schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
     armed = next(schedule.slots_after(utc("2026-03-28T00:00")))
-    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, catch_up())
     assert [Missed(Slot(utc("2026-03-29T01:00") + MICRO, "2026-03-29 01:30 Europe/London"),
                    "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)")] == list(
         firing.missed)
@@ -244,7 +244,7 @@ def test_a_firing_records_the_second_pass_fold_once_removes() -> None:
     """fold once: the firing at 01:30 BST records 01:30 GMT, the repeated pass, as missed."""
     schedule = cron_schedule("30 1 * * *", "Europe/London")
     armed = next(schedule.slots_after(utc("2026-10-25T00:00")))
-    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, armed.instant + PROMPT, catch_up())
     assert [Missed(Slot(utc("2026-10-25T01:30") + MICRO,
                         "2026-10-25 01:30 Europe/London (repeated)"),
                    "missed: 01:30 repeated, only its first occurrence runs (dst fold: once)")
@@ -257,7 +257,7 @@ def test_an_outage_across_the_spring_night_records_the_removed_time_too() -> Non
     01:30 (which does not exist) is missed for the DST rule, in its place among them."""
     schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
     armed = next(schedule.slots_after(utc("2026-03-27T00:00")))
-    firing = decide_firing(schedule, armed, None, utc("2026-03-30T02:00"), CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, utc("2026-03-30T02:00"), catch_up())
     assert ["2026-03-30 01:30 Europe/London"] == [p.slot.name for p in firing.publish]
     assert [("2026-03-27 01:30 Europe/London",
              "missed: 3d30m late, outside the catch-up window of 6h"),
@@ -274,7 +274,7 @@ def test_a_pause_across_the_spring_night_records_the_removed_time_for_the_dst_ru
     schedule = cron_schedule("30 1 * * *", "Europe/London", GAP_SKIP)
     armed = next(schedule.slots_after(utc("2026-03-27T00:00")))
     firing = decide_held_firing(schedule, armed, None, utc("2026-03-30T02:00"), None,
-                                CatchUpPolicy())
+                                catch_up())
     assert [("2026-03-27 01:30 Europe/London", PAUSED), ("2026-03-28 01:30 Europe/London", PAUSED),
             ("2026-03-29 01:30 Europe/London",
              "missed: 01:30 does not exist on 2026-03-29 (dst gap: skip)"),
@@ -291,7 +291,7 @@ def test_a_year_of_firings_gives_every_wall_clock_time_a_fate() -> None:
     fates: dict[str, str] = {}
     while armed.instant < utc("2027-01-01T00:00"):
         firing = decide_firing(schedule, armed, last_name, armed.instant + PROMPT,
-                               CatchUpPolicy())
+                               catch_up())
         fates.update({p.slot.name: "ran" for p in firing.publish})
         fates.update({m.slot.name: m.reason for m in firing.missed})
         last_name = firing.last_name
@@ -312,7 +312,7 @@ def test_a_wildcard_job_runs_both_repeated_hours_through_firings() -> None:
     last_name = None
     names = []
     for _ in range(3):
-        firing = decide_firing(schedule, armed, last_name, armed.instant, CatchUpPolicy())
+        firing = decide_firing(schedule, armed, last_name, armed.instant, catch_up())
         names += [p.slot.name for p in firing.publish]
         last_name = firing.last_name
         assert firing.next_slot is not None
@@ -329,7 +329,7 @@ def test_a_long_outage_lists_the_newest_thousand_and_counts_the_rest() -> None:
     schedule = cron_schedule("* * * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     now = utc("2026-06-11T00:00:30")
-    firing = decide_firing(schedule, armed, None, now, CatchUpPolicy())
+    firing = decide_firing(schedule, armed, None, now, catch_up())
     assert LISTED_MISSED == len(firing.missed)
     assert firing.missed_count is not None
     total = 10 * 24 * 60  # slots from 00:01 on the 1st to 00:00 on the 11th
@@ -342,7 +342,7 @@ def test_a_backward_clock_jump_publishes_nothing() -> None:
     schedule = cron_schedule("0 9 * * *")
     armed = next(schedule.slots_after(utc("2026-06-01T00:00")))
     firing = decide_firing(schedule, armed, "2026-05-31 09:00 UTC", armed.instant - HOUR,
-                           CatchUpPolicy())
+                           catch_up())
     assert () == firing.publish
     assert armed == firing.next_slot
 
@@ -379,10 +379,10 @@ def test_new_jobs_arm_per_kind() -> None:
 def test_an_edited_timing_runs_its_latest_slot_inside_the_window() -> None:
     """Edited to a slot one hour past: it runs now; seven hours past: it waits for the next."""
     now = utc("2026-06-01T12:00")
-    one_hour = arm_edited(cron_schedule("0 11 * * *"), None, now, CatchUpPolicy())
+    one_hour = arm_edited(cron_schedule("0 11 * * *"), None, now, catch_up())
     assert one_hour is not None
     assert utc("2026-06-01T11:00") == one_hour.due
-    seven_hours = arm_edited(cron_schedule("0 5 * * *"), None, now, CatchUpPolicy())
+    seven_hours = arm_edited(cron_schedule("0 5 * * *"), None, now, catch_up())
     assert seven_hours is not None
     assert utc("2026-06-02T05:00") == seven_hours.due
 
@@ -391,7 +391,7 @@ def test_an_edited_timing_does_not_rerun_the_slot_that_ran_last() -> None:
     """If the latest slot of the new timing has the name that ran last, the timer waits."""
     now = utc("2026-06-01T12:00")
     arming = arm_edited(cron_schedule("0 11 * * *"), "2026-06-01 11:00 UTC", now,
-                        CatchUpPolicy())
+                        catch_up())
     assert arming is not None
     assert utc("2026-06-02T11:00") == arming.due
 
@@ -407,7 +407,7 @@ def test_latest_mode_equals_the_policy_applied_to_the_outage(start_minute: int,
     armed = next(schedule.slots_after(origin))
     now = armed.instant + timedelta(minutes=outage_minutes)
     outage = _until(schedule, armed, now)
-    firing = decide_firing(schedule, armed, None, now, CatchUpPolicy(window=window))
+    firing = decide_firing(schedule, armed, None, now, catch_up(window=window))
     newest = outage[-1]
     inside = window is None or (now - newest.instant).total_seconds() < window
     assert ([newest] if inside else []) == [p.slot for p in firing.publish]

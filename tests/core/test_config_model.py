@@ -22,7 +22,6 @@ from cronduit.core.config import (
 from cronduit.core.cron import DstPolicy
 from cronduit.core.enums import CatchUpMode, DstFold, DstGap, Outcome, Overlap, TriggerKind
 from cronduit.core.inputs import InputSpec
-from tests.helpers.config import policy_for
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "cronduit.yaml"
 
@@ -214,7 +213,7 @@ def test_dst_policy_is_read_into_the_cron_modules_record() -> None:
 def test_overlap_as_a_word_sets_the_default_policy() -> None:
     """``overlap: skip`` applies to every trigger kind."""
     spec = job("{run: x, overlap: skip}").overlap
-    assert [Overlap.SKIP] * 5 == [policy_for(spec, kind) for kind in TriggerKind]
+    assert [Overlap.SKIP] * 5 == [spec.of(kind) for kind in TriggerKind]
 
 
 def test_overlap_per_trigger_kind() -> None:
@@ -224,8 +223,8 @@ def test_overlap_per_trigger_kind() -> None:
     ).overlap
     assert {TriggerKind.TIMER: Overlap.QUEUE, TriggerKind.MANUAL: Overlap.ALLOW} == spec.by_kind
     assert (Overlap.SKIP, Overlap.ALLOW, 2) == (
-        policy_for(spec, TriggerKind.WEBHOOK),
-        policy_for(spec, TriggerKind.MANUAL),
+        spec.of(TriggerKind.WEBHOOK),
+        spec.of(TriggerKind.MANUAL),
         spec.max_parallel,
     )
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cronduit.core.config.model import OverlapSpec
 from cronduit.core.enums import Overlap, TriggerKind
 from cronduit.core.overlap import (
     CANCELLED_REPLACED,
@@ -23,7 +24,6 @@ from cronduit.core.overlap import (
     Batch,
     Decision,
     JobState,
-    OverlapPolicy,
     Trigger,
     dispatched,
     manual_refusal,
@@ -35,6 +35,7 @@ from cronduit.core.overlap import (
     runs_alone,
     select_trigger,
 )
+from tests.helpers.policies import overlap
 
 TIMER, WEBHOOK, EVENT, MANUAL, AFTER = (
     TriggerKind.TIMER,
@@ -55,7 +56,7 @@ def trigger(kind: TriggerKind, seq: int) -> Trigger:
 class Simulation:
     """One job driven only through the policy functions, the way the store will drive it."""
 
-    policy: OverlapPolicy
+    policy: OverlapSpec
     max_parallel: int = DEFAULT_MAX_PARALLEL
     runs: list[list[Trigger]] = field(default_factory=list)
     going: list[int] = field(default_factory=list)
@@ -184,7 +185,7 @@ def test_triggers_arriving_during_a_run_coalesce_into_one_run(
     kinds: list[TriggerKind], reported: str
 ) -> None:
     """However they arrive, the waiting triggers start one run that reports the right one."""
-    job = Simulation(OverlapPolicy(QUEUE))
+    job = Simulation(overlap(QUEUE))
     job.arrive(TIMER)
     arrivals = [job.arrive(kind) for kind in kinds]
     (batch,) = job.end()
@@ -213,17 +214,17 @@ def test_an_empty_batch_has_no_trigger_to_report() -> None:
 def test_queue_starts_exactly_one_run_for_the_whole_work() -> None:
     """When the run ends, one run consumes every waiting trigger."""
     waiting = (trigger(TIMER, 2), trigger(WEBHOOK, 3), trigger(MANUAL, 4))
-    assert [Batch(waiting)] == on_run_end(JobState(0, waiting), OverlapPolicy(QUEUE))
+    assert [Batch(waiting)] == on_run_end(JobState(0, waiting), overlap(QUEUE))
 
 
 def test_a_run_that_ends_with_nothing_waiting_starts_nothing() -> None:
     """No waiting triggers, no new run."""
-    assert not on_run_end(JobState(0), OverlapPolicy(QUEUE))
+    assert not on_run_end(JobState(0), overlap(QUEUE))
 
 
 def test_queue_waits_while_a_run_is_still_going() -> None:
     """Under queue nothing starts while another run is in progress."""
-    assert not on_run_end(JobState(1, (trigger(TIMER, 2),)), OverlapPolicy(QUEUE))
+    assert not on_run_end(JobState(1, (trigger(TIMER, 2),)), overlap(QUEUE))
 
 
 # -- arrival under each policy ---------------------------------------------------------------
@@ -239,7 +240,7 @@ def test_a_trigger_on_an_idle_job_starts_at_once(policy: Overlap, kind: TriggerK
 
 def test_skip_records_the_reason_and_nothing_waits() -> None:
     """A trigger meeting a run under skip becomes a skipped run with its reason."""
-    job = Simulation(OverlapPolicy(SKIP))
+    job = Simulation(overlap(SKIP))
     job.arrive(TIMER)
     arrival = job.arrive(WEBHOOK)
     started = job.end()
@@ -260,7 +261,7 @@ def test_replace_cancels_the_runs_going() -> None:
 
 def test_replace_starts_the_new_trigger_once_the_cancelled_run_has_ended() -> None:
     """The replacement waits for the cancelled run to be gone, so the two never overlap."""
-    job = Simulation(OverlapPolicy(REPLACE))
+    job = Simulation(overlap(REPLACE))
     job.arrive(TIMER)
     job.arrive(WEBHOOK)
     expected = ([["timer-1"], ["webhook-2"]], [1])
@@ -271,14 +272,14 @@ def test_replacements_arriving_while_a_run_is_cancelled_coalesce() -> None:
     """Two replacements that meet the same dying run start one run, the newest reported."""
     first, second = trigger(WEBHOOK, 2), trigger(WEBHOOK, 3)
     arrival = on_arrival(JobState(1, (first,)), second, REPLACE)
-    (batch,) = on_run_end(JobState(0, (first, second)), OverlapPolicy(REPLACE))
+    (batch,) = on_run_end(JobState(0, (first, second)), overlap(REPLACE))
     expected = (Decision.REPLACE, (first, second), second)
     assert expected == (arrival.decision, batch.triggers, batch.trigger)
 
 
 def test_allow_runs_in_parallel_up_to_max_parallel() -> None:
     """Under allow each trigger starts its own run while a slot is free."""
-    job = Simulation(OverlapPolicy(ALLOW), max_parallel=2)
+    job = Simulation(overlap(ALLOW), max_parallel=2)
     decisions = [job.arrive(WEBHOOK).decision for _ in range(3)]
     expected = ([Decision.START, Decision.START, Decision.WAIT], ["webhook-3"])
     assert expected == (decisions, ids(job.waiting))
@@ -287,7 +288,7 @@ def test_allow_runs_in_parallel_up_to_max_parallel() -> None:
 def test_allow_overflow_starts_one_run_per_trigger_as_slots_free() -> None:
     """Waiting triggers under allow start alone, oldest first, one per free slot."""
     waiting = (trigger(WEBHOOK, 3), trigger(TIMER, 4), trigger(WEBHOOK, 5))
-    batches = on_run_end(JobState(1, waiting), OverlapPolicy(ALLOW), max_parallel=3)
+    batches = on_run_end(JobState(1, waiting), overlap(ALLOW), max_parallel=3)
     assert [Batch(waiting[:1]), Batch(waiting[1:2])] == batches
 
 
@@ -303,7 +304,7 @@ def test_allow_defaults_to_four_parallel_runs() -> None:
 
 def test_allow_with_one_slot_runs_one_at_a_time_without_coalescing() -> None:
     """max_parallel 1 serialises runs but still gives each trigger its own run."""
-    job = Simulation(OverlapPolicy(ALLOW), max_parallel=1)
+    job = Simulation(overlap(ALLOW), max_parallel=1)
     for kind in (TIMER, TIMER, WEBHOOK):
         job.arrive(kind)
     job.drain()
@@ -320,7 +321,7 @@ def test_a_trigger_joins_held_work_rather_than_start_beside_it() -> None:
 def test_held_work_runs_coalesced_when_dispatch_resumes() -> None:
     """After a dry run the waiting triggers start one run, the newest delivery reported."""
     held = (trigger(WEBHOOK, 1), trigger(MANUAL, 2), trigger(EVENT, 3))
-    (batch,) = on_run_end(JobState(0, held), OverlapPolicy(SKIP))
+    (batch,) = on_run_end(JobState(0, held), overlap(SKIP))
     expected = (held, held[2])
     assert expected == (batch.triggers, batch.trigger)
 
@@ -330,7 +331,7 @@ def test_held_work_runs_coalesced_when_dispatch_resumes() -> None:
 
 def test_per_kind_policies_treat_each_trigger_by_its_kind() -> None:
     """With timer: queue and skip for the rest, a slot waits and a delivery is skipped."""
-    job = Simulation(OverlapPolicy(SKIP, timer=QUEUE))
+    job = Simulation(overlap(SKIP, timer=QUEUE))
     job.arrive(TIMER)
     decisions = [job.arrive(WEBHOOK).decision, job.arrive(TIMER).decision]
     (batch,) = job.end()
@@ -340,7 +341,7 @@ def test_per_kind_policies_treat_each_trigger_by_its_kind() -> None:
 
 def test_a_queued_trigger_waits_for_every_parallel_run_to_end() -> None:
     """With timer: queue and allow for the rest, a slot waits until the job is idle."""
-    job = Simulation(OverlapPolicy(ALLOW, timer=QUEUE))
+    job = Simulation(overlap(ALLOW, timer=QUEUE))
     job.arrive(WEBHOOK)
     job.arrive(WEBHOOK)
     arrival = job.arrive(TIMER)
@@ -352,7 +353,7 @@ def test_a_queued_trigger_waits_for_every_parallel_run_to_end() -> None:
 
 def test_parallel_triggers_do_not_overtake_a_queued_one() -> None:
     """A delivery that could run in parallel waits behind an earlier queued slot."""
-    job = Simulation(OverlapPolicy(ALLOW, timer=QUEUE))
+    job = Simulation(overlap(ALLOW, timer=QUEUE))
     job.arrive(WEBHOOK)
     job.arrive(TIMER)
     arrival = job.arrive(WEBHOOK)
@@ -364,14 +365,14 @@ def test_parallel_triggers_do_not_overtake_a_queued_one() -> None:
 def test_only_the_queued_kinds_coalesce_in_a_mixed_work() -> None:
     """Queued slots share one run; parallel deliveries keep one run each beside it."""
     waiting = (trigger(TIMER, 2), trigger(WEBHOOK, 3), trigger(TIMER, 4), trigger(WEBHOOK, 5))
-    batches = on_run_end(JobState(0, waiting), OverlapPolicy(ALLOW, timer=QUEUE))
+    batches = on_run_end(JobState(0, waiting), overlap(ALLOW, timer=QUEUE))
     expected = [["timer-2", "timer-4"], ["webhook-3"], ["webhook-5"]]
     assert expected == [ids(b.triggers) for b in batches]
 
 
 def test_a_replacement_cancels_parallel_runs_too() -> None:
     """With webhook: replace, a delivery cancels every run the job has going."""
-    job = Simulation(OverlapPolicy(ALLOW, webhook=REPLACE))
+    job = Simulation(overlap(ALLOW, webhook=REPLACE))
     job.arrive(TIMER)
     job.arrive(TIMER)
     decision = job.arrive(WEBHOOK).decision
@@ -381,7 +382,7 @@ def test_a_replacement_cancels_parallel_runs_too() -> None:
 
 def test_the_policy_of_a_kind_falls_back_to_the_default() -> None:
     """Kinds the mapping does not name follow its default."""
-    policy = OverlapPolicy(SKIP, timer=QUEUE)
+    policy = overlap(SKIP, timer=QUEUE)
     expected = [QUEUE, SKIP, SKIP, SKIP, SKIP]
     assert expected == [policy.of(kind) for kind in TriggerKind]
 
@@ -398,7 +399,7 @@ def test_a_paused_job_skips_every_arriving_trigger(kind: TriggerKind) -> None:
 
 def test_pausing_skips_the_waiting_triggers() -> None:
     """Triggers waiting when the job is paused become skipped runs, not runs at resume."""
-    job = Simulation(OverlapPolicy(QUEUE))
+    job = Simulation(overlap(QUEUE))
     job.arrive(TIMER)
     job.arrive(WEBHOOK)
     job.pause()
@@ -411,7 +412,7 @@ def test_pausing_skips_the_waiting_triggers() -> None:
 def test_nothing_starts_on_a_paused_job() -> None:
     """A run ending on a paused job starts nothing, even with triggers waiting."""
     state = JobState(0, (trigger(TIMER, 1),), paused=True)
-    assert not on_run_end(state, OverlapPolicy(QUEUE))
+    assert not on_run_end(state, overlap(QUEUE))
 
 
 # -- manual runs -----------------------------------------------------------------------------
@@ -463,12 +464,12 @@ def test_a_queued_manual_run_waits_whatever_the_manual_policy(policy: Overlap) -
 def test_a_waiting_manual_run_waits_for_the_job_to_be_idle() -> None:
     """Under allow, a queued manual run does not start beside the run it queued behind."""
     state = JobState(1, (trigger(MANUAL, 2),))
-    assert not on_run_end(state, OverlapPolicy(ALLOW))
+    assert not on_run_end(state, overlap(ALLOW))
 
 
 def test_a_second_manual_run_is_refused_unless_queued() -> None:
     """Without --queue the request is refused; queued ones run together after the run."""
-    job = Simulation(OverlapPolicy(QUEUE))
+    job = Simulation(overlap(QUEUE))
     job.arrive(TIMER)
     answers = [job.ask_manual(queue=True), job.ask_manual(queue=False), job.ask_manual(True)]
     job.drain()
@@ -508,7 +509,7 @@ def test_no_trigger_joins_a_retry_while_other_runs_go() -> None:
 
 def test_triggers_waiting_when_the_run_backs_off_join_the_retry() -> None:
     """The retry consumes what waited for its run, and what arrives during the backoff."""
-    job = Simulation(OverlapPolicy(QUEUE))
+    job = Simulation(overlap(QUEUE))
     job.arrive(TIMER)
     job.arrive(TIMER)
     job.fail_attempt()
@@ -521,13 +522,13 @@ def test_triggers_waiting_when_the_run_backs_off_join_the_retry() -> None:
 def test_parallel_triggers_do_not_join_a_retry() -> None:
     """Under allow a waiting trigger keeps its own run."""
     waiting = (trigger(WEBHOOK, 2),)
-    assert not on_backoff(JobState(1, waiting), OverlapPolicy(ALLOW))
+    assert not on_backoff(JobState(1, waiting), overlap(ALLOW))
 
 
 def test_nothing_joins_a_retry_when_several_runs_go() -> None:
     """With more than one run going, the waiting triggers keep waiting."""
     waiting = (trigger(TIMER, 3),)
-    assert not on_backoff(JobState(2, waiting), OverlapPolicy(ALLOW, timer=QUEUE))
+    assert not on_backoff(JobState(2, waiting), overlap(ALLOW, timer=QUEUE))
 
 
 # -- records refuse nonsense -----------------------------------------------------------------
@@ -546,7 +547,7 @@ def test_nothing_joins_a_retry_when_several_runs_go() -> None:
         (lambda: Arrival(Decision.SKIP), "reason"),
         (lambda: Arrival(Decision.JOIN, reason="x"), "reason"),
         (lambda: on_arrival(JobState(), trigger(TIMER, 1), QUEUE, max_parallel=0), "max_parallel"),
-        (lambda: on_run_end(JobState(), OverlapPolicy(), max_parallel=0), "max_parallel"),
+        (lambda: on_run_end(JobState(), overlap(), max_parallel=0), "max_parallel"),
         (
             lambda: on_arrival(JobState(1, (trigger(TIMER, 5),)), trigger(TIMER, 4), QUEUE),
             "not newer",
@@ -580,7 +581,7 @@ Step = tuple[str, object]
 arriving_kinds = st.sampled_from([kind for kind in TriggerKind if kind is not MANUAL])
 policies = st.sampled_from(list(Overlap))
 overlap_policies = st.builds(
-    OverlapPolicy, policies, *(st.one_of(st.none(), policies) for _ in TriggerKind)
+    overlap, policies, **{kind.value: st.one_of(st.none(), policies) for kind in TriggerKind}
 )
 
 
@@ -635,7 +636,7 @@ def test_under_queue_one_run_goes_one_waits_and_every_trigger_runs_once(
     plan: list[Step],
 ) -> None:
     """Under queue, whatever the order, one run is pending at most and no trigger is lost."""
-    job = Simulation(OverlapPolicy(QUEUE))
+    job = Simulation(overlap(QUEUE))
     for step in plan:
         play(job, step)
         check_bounds(job)
@@ -648,7 +649,7 @@ def test_under_queue_one_run_goes_one_waits_and_every_trigger_runs_once(
 
 @given(overlap_policies, st.integers(1, 3), steps("end", "fail", "retry", "pause", "resume"))
 def test_under_any_policy_every_trigger_runs_once_or_is_skipped(
-    policy: OverlapPolicy, max_parallel: int, plan: list[Step]
+    policy: OverlapSpec, max_parallel: int, plan: list[Step]
 ) -> None:
     """Mixed policies, pauses and retries never lose a trigger or exceed max_parallel."""
     job = Simulation(policy, max_parallel)
@@ -706,14 +707,14 @@ def test_a_trigger_with_its_own_serial_policy_waits_behind_a_run_rather_than_ref
 def test_serial_triggers_start_one_run_each_one_after_another() -> None:
     """Three waiting backfill triggers on an idle job: one run, for the oldest alone."""
     state = JobState(waiting=(serial(1), serial(2), serial(3)))
-    batches = on_run_end(state, OverlapPolicy(Overlap.QUEUE), max_parallel=4)
+    batches = on_run_end(state, overlap(Overlap.QUEUE), max_parallel=4)
     assert [(serial(1),)] == [batch.triggers for batch in batches]
 
 
 def test_a_trigger_with_its_own_queue_policy_coalesces_with_the_others() -> None:
     """Own queue: the waiting backfill triggers go into one run together."""
     own = [Trigger(f"b/{n}", TriggerKind.MANUAL, n, Overlap.QUEUE) for n in (1, 2, 3)]
-    batches = on_run_end(JobState(waiting=tuple(own)), OverlapPolicy(Overlap.ALLOW))
+    batches = on_run_end(JobState(waiting=tuple(own)), overlap(Overlap.ALLOW))
     assert [tuple(own)] == [batch.triggers for batch in batches]
 
 

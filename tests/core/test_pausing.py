@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cronduit.core.catchup import PAUSED, CatchUpPolicy, decide_held_firing
+from cronduit.core.catchup import PAUSED, decide_held_firing
 from cronduit.core.pausing import UNHELD, PauseError, holds, is_held, parse_until, starts_paused
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, Slot, cron_schedule
+from tests.helpers.policies import catch_up
 
 NOW = datetime(2026, 6, 1, 3, 30, tzinfo=UTC)
 
@@ -25,7 +26,7 @@ def hourly_slot(hour: int) -> tuple[CalendarSchedule, Slot]:
 def test_while_paused_every_due_slot_is_missed_and_the_timer_moves_past_now() -> None:
     """01:00, 02:00 and 03:00 held; nothing published; re-armed for 04:00."""
     schedule, armed = hourly_slot(1)
-    firing = decide_held_firing(schedule, armed, None, NOW, None, CatchUpPolicy())
+    firing = decide_held_firing(schedule, armed, None, NOW, None, catch_up())
     assert () == firing.publish
     assert [(1, PAUSED), (2, PAUSED), (3, PAUSED)] == [
         (missed.slot.instant.hour, missed.reason) for missed in firing.missed]
@@ -36,7 +37,7 @@ def test_after_an_unseen_resume_held_slots_stay_missed_and_later_ones_catch_up()
     """Resumed at 02:30, fired at 03:30: 01:00 and 02:00 paused, 03:00 runs (late)."""
     schedule, armed = hourly_slot(1)
     resumed = datetime(2026, 6, 1, 2, 30, tzinfo=UTC)
-    firing = decide_held_firing(schedule, armed, None, NOW, resumed, CatchUpPolicy())
+    firing = decide_held_firing(schedule, armed, None, NOW, resumed, catch_up())
     assert [1, 2] == [missed.slot.instant.hour for missed in firing.missed]
     assert [3] == [published.slot.instant.hour for published in firing.publish]
 
@@ -45,7 +46,7 @@ def test_a_slot_at_the_resume_instant_is_not_held() -> None:
     """The pause covers the time before its resume, not the resume itself."""
     schedule, armed = hourly_slot(3)
     firing = decide_held_firing(schedule, armed, None, NOW,
-                                datetime(2026, 6, 1, 3, tzinfo=UTC), CatchUpPolicy())
+                                datetime(2026, 6, 1, 3, tzinfo=UTC), catch_up())
     assert ([], [3]) == ([m.slot.instant.hour for m in firing.missed],
                          [p.slot.instant.hour for p in firing.publish])
 
@@ -54,7 +55,7 @@ def test_a_paused_interval_job_misses_its_slot_and_keeps_its_rhythm() -> None:
     """every 1h armed 03:00, fired at 03:30 while paused: missed, next at 04:00."""
     schedule = IntervalSchedule(3600)
     armed = schedule.slot_at(datetime(2026, 6, 1, 3, tzinfo=UTC))
-    firing = decide_held_firing(schedule, armed, None, NOW, None, CatchUpPolicy())
+    firing = decide_held_firing(schedule, armed, None, NOW, None, catch_up())
     assert ((), [PAUSED]) == (firing.publish, [missed.reason for missed in firing.missed])
     assert datetime(2026, 6, 1, 4, tzinfo=UTC) == firing.next_due
 
@@ -65,7 +66,7 @@ def test_a_paused_firing_never_publishes_and_never_arms_in_the_past(minutes: int
     schedule = cron_schedule("*/7 * * * *")
     armed = schedule.next_after(NOW - timedelta(minutes=minutes))
     assert armed is not None
-    firing = decide_held_firing(schedule, armed, None, NOW, None, CatchUpPolicy())
+    firing = decide_held_firing(schedule, armed, None, NOW, None, catch_up())
     assert () == firing.publish
     assert firing.next_due is not None
     assert firing.next_due > NOW

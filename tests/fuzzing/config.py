@@ -33,7 +33,6 @@ from typing import Any
 from hypothesis import strategies as st
 
 from cronduit.core.catchup import (
-    CatchUpPolicy,
     arm_edited,
     arm_new,
     decide_firing,
@@ -166,7 +165,7 @@ def _timing(job: Job, now: datetime) -> None:
         decide_interval_firing(schedule, now - timedelta(days=3), now)
         expect(firing.next_due is not None and firing.next_due > now, "every re-arms in the past")
         return
-    policy = CatchUpPolicy(job.catch_up.window, job.catch_up.mode, job.catch_up.max_runs)
+    policy = job.catch_up
     due_of = _due_of(job, schedule)
     arming = arm_new(schedule, now, due_of)
     arm_edited(schedule, "a name that never ran", now, policy, due_of)

@@ -1,7 +1,9 @@
 """Catch-up and re-arm: what a timer firing publishes, what it records as missed, when it
 fires next. Pure: the store calls :func:`decide_firing` inside the firing transaction with
 the timer row it read and ``now``, and writes the answer, so replaying a firing from the same
-row gives the same answer.
+row gives the same answer. The policy is the job's own ``catch_up`` record
+(:class:`~cronduit.core.config.model.CatchUp`, whose :meth:`~CatchUp.admits` says whether a
+slot is still inside its window), taken as the config holds it.
 
 The rules (cron and at):
 
@@ -42,34 +44,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cronduit.core.backfill import SERIAL, BackfillPolicy
+from cronduit.core.config.model import SCHEDULING_TOLERANCE, CatchUp
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import CatchUpMode, Overlap
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, RemovedSlot, Slot
 
-SCHEDULING_TOLERANCE = 1.0
-"""Seconds after its due time within which a firing counts as on time (strictly less, like a
-window's edge). A firing normally happens milliseconds after its due time; one second allows
-for a busy daemon without reaching the smallest window a user can write, ``1s``."""
-
 LISTED_MISSED = 1000
 """After a long outage, missed slots listed one by one; older ones are counted in one row."""
-
-
-@dataclass(frozen=True, slots=True)
-class CatchUpPolicy:
-    """A job's catch-up settings. ``window=None`` means no limit; ``0`` means never late (only
-    a slot fired within :data:`SCHEDULING_TOLERANCE` runs)."""
-
-    window: int | None = 6 * 3600
-    mode: CatchUpMode = CatchUpMode.LATEST
-    max_runs: int = 10
-
-    def admits(self, lateness: float) -> bool:
-        """Whether a slot this many seconds late may still run (strict at the edge)."""
-        if self.window is None:
-            return True
-        window = self.window if self.window > 0 else SCHEDULING_TOLERANCE
-        return lateness < window
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +163,7 @@ class _Outage:
         return MissedCount(self.dropped, self.first_dropped, self.last_dropped, reason)
 
 
-def _too_late_reason(lateness: float, policy: CatchUpPolicy) -> str:
+def _too_late_reason(lateness: float, policy: CatchUp) -> str:
     late = format_duration(int(lateness))
     if policy.window == 0:
         return f"missed: {late} late and catch-up is off"
@@ -200,7 +181,7 @@ def decide_firing(
     armed: Slot,
     last_name: str | None,
     now: datetime,
-    policy: CatchUpPolicy,
+    policy: CatchUp,
     due_of: DueOf = _instant,
 ) -> Firing:
     """The firing of a calendar timer that was armed for slot ``armed``, at ``now``."""
@@ -208,7 +189,7 @@ def decide_firing(
 
 
 def _calendar_firing(schedule: CalendarSchedule, armed: Slot, last_name: str | None,
-                     now: datetime, policy: CatchUpPolicy, due_of: DueOf,
+                     now: datetime, policy: CatchUp, due_of: DueOf,
                      outage: _Outage, since: Slot) -> Firing:
     """``since``: the slot the timer was armed for, where the times the DST rule removed are
     looked for from (``armed`` itself, unless a pause held the slots before it)."""
@@ -241,14 +222,15 @@ def _choose(
     due: list[Slot],
     last_name: str | None,
     now: datetime,
-    policy: CatchUpPolicy,
+    policy: CatchUp,
     due_of: DueOf,
     outage: _Outage,
 ) -> list[Publish]:
     """Split the due slots into published and missed, per the catch-up mode."""
     if not due:
         return []
-    if policy.mode is CatchUpMode.LATEST:
+    latest = policy.mode is CatchUpMode.LATEST
+    if latest:
         for slot in due[:-1]:
             lateness = _late_by(now, due_of(slot))
             reason = SUPERSEDED if policy.admits(lateness) else _too_late_reason(lateness, policy)
@@ -267,7 +249,7 @@ def _choose(
         else:
             chosen.append(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE))
             previous = slot.name
-    if len(chosen) > policy.max_runs and policy.mode is CatchUpMode.ALL:
+    if not latest and len(chosen) > policy.max_runs:
         for extra in chosen[: -policy.max_runs]:
             outage.add(Missed(extra.slot, OVER_MAX_RUNS))
         chosen = chosen[-policy.max_runs :]
@@ -324,7 +306,7 @@ def decide_held_firing(
     last_name: str | None,
     now: datetime,
     resumed_at: datetime | None,
-    policy: CatchUpPolicy,
+    policy: CatchUp,
     due_of: DueOf = _instant,
 ) -> Firing:
     """The firing of a timer whose job is paused (``resumed_at`` None) or was resumed at
@@ -404,7 +386,7 @@ def arm_edited(
     schedule: CalendarSchedule | IntervalSchedule,
     last_name: str | None,
     now: datetime,
-    policy: CatchUpPolicy,
+    policy: CatchUp,
     due_of: DueOf = _instant,
 ) -> Arming | None:
     """An edited timing: an interval job runs at once; a timed job runs its latest slot if it

@@ -12,8 +12,9 @@ a trigger or ends a run, with the values it just read (:class:`JobState`), and c
 answer out in that same transaction, so two daemons can never both start "the next run".
 Nothing here reads the store, the clock or the config file.
 
-A job's policy is per trigger kind (:class:`OverlapPolicy`). Two families of behaviour follow
-from it, and the tables below name them:
+A job's policy is per trigger kind: its ``overlap`` record as the config holds it
+(:class:`~cronduit.core.config.model.OverlapSpec`, whose :meth:`~OverlapSpec.of` gives a
+kind's policy). Two families of behaviour follow from it, and the tables below name them:
 
 * a trigger whose policy is queue, skip or replace never starts beside another run: once it
   waits, it waits for the job to be idle, and everything waiting that way is consumed by one
@@ -38,6 +39,7 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Final
 
+from cronduit.core.config.model import OverlapSpec
 from cronduit.core.enums import Overlap, TriggerKind
 
 __all__ = [
@@ -54,7 +56,6 @@ __all__ = [
     "Batch",
     "Decision",
     "JobState",
-    "OverlapPolicy",
     "Trigger",
     "effective_policy",
     "manual_refusal",
@@ -171,27 +172,6 @@ class JobState:
 
 
 @dataclass(frozen=True, slots=True)
-class OverlapPolicy:
-    """A job's ``overlap`` setting: one policy per trigger kind, ``default`` for the others.
-
-    Its fields mirror the config mapping (``overlap: {timer: queue, default: skip}``); a plain
-    ``overlap: skip`` is ``OverlapPolicy(Overlap.SKIP)``.
-    """
-
-    default: Overlap = Overlap.QUEUE
-    timer: Overlap | None = None
-    webhook: Overlap | None = None
-    event: Overlap | None = None
-    manual: Overlap | None = None
-    after: Overlap | None = None
-
-    def of(self, kind: TriggerKind) -> Overlap:
-        """The policy a trigger of ``kind`` follows."""
-        chosen: Overlap | None = getattr(self, kind.value)
-        return self.default if chosen is None else chosen
-
-
-@dataclass(frozen=True, slots=True)
 class Batch:
     """The triggers one run consumes, in acceptance order; all stay linked to the run."""
 
@@ -278,7 +258,7 @@ def on_arrival(
 
 def on_run_end(
     state: JobState,
-    policy: OverlapPolicy,
+    policy: OverlapSpec,
     max_parallel: int = DEFAULT_MAX_PARALLEL,
 ) -> list[Batch]:
     """The runs to start now, each with the waiting triggers it consumes.
@@ -309,7 +289,7 @@ def on_run_end(
     return batches
 
 
-def on_backoff(state: JobState, policy: OverlapPolicy) -> tuple[Trigger, ...]:
+def on_backoff(state: JobState, policy: OverlapSpec) -> tuple[Trigger, ...]:
     """The waiting triggers that join the retry's batch as the job's run goes into backoff.
 
     They would have waited for that run to end, and the retry is where it goes on; so they
@@ -367,7 +347,7 @@ def _limit(trigger: Trigger, max_parallel: int) -> int:
     return max_parallel if trigger.max_parallel is None else trigger.max_parallel
 
 
-def _needs_idle(trigger: Trigger, policy: OverlapPolicy) -> bool:
+def _needs_idle(trigger: Trigger, policy: OverlapSpec) -> bool:
     return effective_policy(trigger, policy.of(trigger.kind)) in NEEDS_IDLE
 
 

@@ -84,7 +84,7 @@ def _arm_one(plan: Plan, job: Job, schedule: Schedule, timer: Timer | None, now:
     if timer is None:
         arming = arm_new(schedule, now, due_of)
     else:
-        arming = arm_edited(schedule, timer.last_name, now, plan.catch_up[job.name], due_of)
+        arming = arm_edited(schedule, timer.last_name, now, job.catch_up, due_of)
     if arming is None:
         return None
     last_name = None if timer is None else timer.last_name

@@ -56,7 +56,7 @@ def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report:
     if verdict.retry_at is not None and job is not None:
         tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
                       exit_status=report.exit_status, reason=verdict.reason, pid=None)
-        joined = on_backoff(job_state(stage, tx, job), stage.plan.overlap[job.name])
+        joined = on_backoff(job_state(stage, tx, job), job.overlap)
         tx.set_event_state([t.seq for t in joined], "consumed", run.id)
         outbox.lines.append(f"run {run.job} {run.id}: attempt {attempt} failed "
                             f"({verdict.reason}); retry at {format_utc(verdict.retry_at)}")

@@ -99,7 +99,7 @@ def _decision(plan: Plan, job: Job, timer: Timer, schedule: Schedule, now: datet
     same cron line) share one decision: ``decided`` keeps it for the rest of the batch."""
     if is_held(held, timer.due_at):
         return decide_held_firing(schedule, Slot(timer.slot, timer.slot_name),
-                                  timer.last_name, now, held, plan.catch_up[job.name],
+                                  timer.last_name, now, held, job.catch_up,
                                   plan.due_of(job, schedule))
     if job.jitter:  # each job's own offset: its own decision
         return _decide(plan, job, timer, schedule, now)
@@ -114,7 +114,7 @@ def _decide(plan: Plan, job: Job, timer: Timer, schedule: Schedule, now: datetim
     if isinstance(schedule, IntervalSchedule):
         return decide_interval_firing(schedule, timer.due_at, now)
     return decide_firing(schedule, Slot(timer.slot, timer.slot_name), timer.last_name, now,
-                         plan.catch_up[job.name], plan.due_of(job, schedule))
+                         job.catch_up, plan.due_of(job, schedule))
 
 
 def _gather(plan: Plan, name: str, schedule: Schedule, firing: Firing, now: datetime,
@@ -122,8 +122,8 @@ def _gather(plan: Plan, name: str, schedule: Schedule, firing: Firing, now: date
     """The events and ledger rows of one firing, added to the batch."""
     events = batch.events
     # a serial catch-up's triggers carry their own policy; every other firing's, none
-    payload = (published_payload(firing, plan.overlap[name].of(_TIMER)) if firing.serial
-               else "{}")
+    payload = (published_payload(firing, plan.config.jobs[name].overlap.of(_TIMER))
+               if firing.serial else "{}")
     for published in firing.publish:
         # Written out here rather than in a helper: this runs for every firing, and the
         # call and keyword arguments were a few per cent of the firing path.

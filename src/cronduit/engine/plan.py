@@ -1,9 +1,9 @@
 """What every stage reads: the config in force and what is derived from it once per apply.
 
 The firing path runs for every slot of every job, so anything it would otherwise work out per
-firing from the config (a job's schedule, its policies as the core takes them, the jobs that
-share one firing decision, the jobs chained to it) is worked out here, once, when a config
-is taken.
+firing from the config (a job's schedule, the jobs that share one firing decision, the jobs
+chained to it) is worked out here, once, when a config is taken. A job's policies need no
+working out: the core takes its ``catch_up`` and ``overlap`` records as the config holds them.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from cronduit.core.catchup import CatchUpPolicy, slot_instant
+from cronduit.core.catchup import slot_instant
 from cronduit.core.chaining import followers_of
 from cronduit.core.config.model import Config, Job
-from cronduit.core.overlap import OverlapPolicy
 from cronduit.core.run_ids import RunIds
 from cronduit.core.timespec import CalendarSchedule, Schedule, Slot, next_jittered, schedule_of
 
@@ -41,8 +40,6 @@ class Plan:
     state: a small number names each such group, cheaper to hash per firing than the
     schedule and the policy themselves."""
     followers: dict[str, list[Job]]
-    catch_up: dict[str, CatchUpPolicy]
-    overlap: dict[str, OverlapPolicy]
 
     @classmethod
     def of(cls, config: Config, schedules: dict[str, Schedule] | None = None) -> Plan:
@@ -50,10 +47,7 @@ class Plan:
         keys: dict[tuple[object, ...], int] = {}
         groups = {name: keys.setdefault((schedule, config.jobs[name].catch_up), len(keys))
                   for name, schedule in schedules.items()}
-        jobs = config.jobs.values()
-        return cls(config, schedules, groups, followers_of(jobs),
-                   {job.name: _catch_up(job) for job in jobs},
-                   {job.name: _overlap(job) for job in jobs})
+        return cls(config, schedules, groups, followers_of(config.jobs.values()))
 
     def due_of(self, job: Job, schedule: Schedule) -> Callable[[Slot], datetime]:
         """When each of the job's slots is due: at the slot, or at its jittered offset."""
@@ -91,11 +85,3 @@ def schedules_of(config: Config) -> dict[str, Schedule]:
     return {name: interned.setdefault(schedule, schedule)
             for name, job in config.jobs.items() if (schedule := schedule_of(job)) is not None}
 
-
-def _catch_up(job: Job) -> CatchUpPolicy:
-    return CatchUpPolicy(job.catch_up.window, job.catch_up.mode, job.catch_up.max_runs)
-
-
-def _overlap(job: Job) -> OverlapPolicy:
-    kinds = {kind.value: policy for kind, policy in job.overlap.by_kind.items()}
-    return OverlapPolicy(default=job.overlap.default, **kinds)

@@ -54,8 +54,7 @@ def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbo
         return
     state = known.pop(job.name, None) or arrival_state(stage, tx, job)
     trigger = trigger_of(event)
-    arrival = on_arrival(state, trigger, stage.plan.overlap[job.name].of(trigger.kind),
-                         job.overlap.max_parallel)
+    arrival = on_arrival(state, trigger, job.overlap.of(trigger.kind), job.overlap.max_parallel)
     decision = dispatched(arrival.decision, stage.dispatch)
     if decision is Decision.WAIT:
         known[job.name] = replace(state, waiting=(trigger,))

@@ -50,7 +50,7 @@ def start_waiting(stage: Stage, tx: Transaction, name: str, now: datetime,
     if not state.waiting:
         return
     events = {event.seq: event for event in tx.waiting_events(name)}
-    for batch in on_run_end(state, stage.plan.overlap[name], job.overlap.max_parallel):
+    for batch in on_run_end(state, job.overlap, job.overlap.max_parallel):
         start_run(stage, tx, job, batch, events, now, outbox)
 
 
@@ -58,7 +58,7 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
               now: datetime, outbox: Outbox) -> None:
     """Record a run consuming ``batch``'s triggers, and note its first attempt's launch."""
     chosen = events[batch.trigger.seq]
-    exclusive = runs_alone(batch.trigger, stage.plan.overlap[job.name].of(batch.trigger.kind))
+    exclusive = runs_alone(batch.trigger, job.overlap.of(batch.trigger.kind))
     run = Run(id=stage.new_run_id(now), job=job.name, kind=chosen.kind, label=chosen.label,
               state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
               started_at=now, attempts=1, inputs=inputs_of(chosen), operator=chosen.operator,

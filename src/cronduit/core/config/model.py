@@ -159,12 +159,19 @@ def _attributes_of(model: type[BaseModel], given: dict[str, Any]) -> dict[str, A
 
 # -- catch-up ----------------------------------------------------------------------------
 
+SCHEDULING_TOLERANCE = 1.0
+"""Seconds after its due time within which a firing counts as on time (strictly less, like a
+window's edge). A firing normally happens milliseconds after its due time; one second allows
+for a busy daemon without reaching the smallest window a user can write, ``1s``."""
+
 
 class CatchUp(_Record):
-    """Which missed slots of a cron or at job still run late (SPEC §3).
+    """Which missed slots of a cron or at job still run late (SPEC §3): the policy
+    :mod:`cronduit.core.catchup` decides firings by.
 
     ``window`` is in seconds: a slot runs late only if ``now - slot < window``; ``None`` is
-    no limit and ``0`` never runs late. Config forms: ``true``, ``false``, a duration, or
+    no limit and ``0`` never runs late (only a slot fired within
+    :data:`SCHEDULING_TOLERANCE` runs). Config forms: ``true``, ``false``, a duration, or
     ``{window, mode, max_runs}``.
     """
 
@@ -183,6 +190,13 @@ class CatchUp(_Record):
         if isinstance(data, dict | CatchUp):
             return data
         raise invalid("must be a duration, true (no limit), false (never run late) or a mapping")
+
+    def admits(self, lateness: float) -> bool:
+        """Whether a slot this many seconds late may still run (strict at the edge)."""
+        window = self.window  # read once: asked for every slot a firing weighs
+        if window is None:
+            return True
+        return lateness < (window if window > 0 else SCHEDULING_TOLERANCE)
 
 
 DEFAULT_CATCH_UP = CatchUp(window=6 * 3600)
@@ -235,19 +249,21 @@ class Notifier(_Record):
 
 # -- overlap and retry -------------------------------------------------------------------
 
-OverlapPolicy = Annotated[Overlap, choice(tuple(Overlap))]
+OverlapChoice = Annotated[Overlap, choice(tuple(Overlap))]
+"""One overlap policy as a file names it (``queue``, ``skip``, ``replace``, ``allow``)."""
 _KINDS = tuple(kind.value for kind in TriggerKind)
 
 
 class OverlapSpec(_Record):
-    """What a trigger does when the job already has a run going (SPEC §4).
+    """What a trigger does when the job already has a run going (SPEC §4): the policy
+    :mod:`cronduit.core.overlap` decides by, one per trigger kind (:meth:`of`).
 
     Config forms: ``overlap: skip``, or ``{timer: queue, default: skip, max_parallel: 2}``
     with one key per trigger kind that differs from ``default``.
     """
 
-    default: OverlapPolicy = Overlap.QUEUE
-    by_kind: Mapping[Annotated[TriggerKind, choice(tuple(TriggerKind))], OverlapPolicy] = Field(
+    default: OverlapChoice = Overlap.QUEUE
+    by_kind: Mapping[Annotated[TriggerKind, choice(tuple(TriggerKind))], OverlapChoice] = Field(
         default_factory=dict
     )
     max_parallel: ParallelRuns = 4
@@ -276,6 +292,11 @@ class OverlapSpec(_Record):
             return data
         rest = {key: value for key, value in data.items() if key not in _KINDS}
         return {**rest, "by_kind": {**data.get("by_kind", {}), **kinds}}
+
+    def of(self, kind: TriggerKind) -> Overlap:
+        """The policy a trigger of ``kind`` follows: its kind's own if given, else
+        ``default``."""
+        return self.by_kind.get(kind, self.default)
 
 
 class Retry(_Record):
