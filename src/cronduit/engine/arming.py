@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from cronduit.core.arming import timing_key
+from cronduit.core.arming import due_of, timing_key
 from cronduit.core.catchup import arm_edited, arm_new
 from cronduit.core.config.model import Config, Job
 from cronduit.core.pausing import starts_paused
@@ -80,11 +80,11 @@ def _arm_one(plan: Plan, job: Job, schedule: Schedule, timer: Timer | None, now:
     key = timing_key(job)
     if timer is not None and timer.timing_key == key:
         return None  # an unchanged timer is left alone, across restarts too
-    due_of = plan.due_of(job, schedule)
+    due = due_of(job, schedule)
     if timer is None:
-        arming = arm_new(schedule, now, due_of)
+        arming = arm_new(schedule, now, due)
     else:
-        arming = arm_edited(schedule, timer.last_name, now, job.catch_up, due_of)
+        arming = arm_edited(schedule, timer.last_name, now, job.catch_up, due)
     if arming is None:
         return None
     last_name = None if timer is None else timer.last_name

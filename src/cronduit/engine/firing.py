@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from cronduit.core.arming import due_of
 from cronduit.core.catchup import (
     Firing,
     decide_firing,
@@ -100,7 +101,7 @@ def _decision(plan: Plan, job: Job, timer: Timer, schedule: Schedule, now: datet
     if is_held(held, timer.due_at):
         return decide_held_firing(schedule, Slot(timer.slot, timer.slot_name),
                                   timer.last_name, now, held, job.catch_up,
-                                  plan.due_of(job, schedule))
+                                  due_of(job, schedule))
     if job.jitter:  # each job's own offset: its own decision
         return _decide(plan, job, timer, schedule, now)
     key = (plan.groups[timer.job], timer.slot, timer.slot_name, timer.last_name)
@@ -114,7 +115,7 @@ def _decide(plan: Plan, job: Job, timer: Timer, schedule: Schedule, now: datetim
     if isinstance(schedule, IntervalSchedule):
         return decide_interval_firing(schedule, timer.due_at, now)
     return decide_firing(schedule, Slot(timer.slot, timer.slot_name), timer.last_name, now,
-                         job.catch_up, plan.due_of(job, schedule))
+                         job.catch_up, due_of(job, schedule))
 
 
 def _gather(plan: Plan, name: str, schedule: Schedule, firing: Firing, now: datetime,

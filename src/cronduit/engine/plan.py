@@ -13,11 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from cronduit.core.catchup import slot_instant
 from cronduit.core.chaining import followers_of
 from cronduit.core.config.model import Config, Job
 from cronduit.core.run_ids import RunIds
-from cronduit.core.timespec import CalendarSchedule, Schedule, Slot, next_jittered, schedule_of
+from cronduit.core.timespec import Schedule, schedule_of
 
 BATCH = 500
 """Triggers fired, routed or chained per transaction: one commit for many (group commit)."""
@@ -48,13 +47,6 @@ class Plan:
         groups = {name: keys.setdefault((schedule, config.jobs[name].catch_up), len(keys))
                   for name, schedule in schedules.items()}
         return cls(config, schedules, groups, followers_of(config.jobs.values()))
-
-    def due_of(self, job: Job, schedule: Schedule) -> Callable[[Slot], datetime]:
-        """When each of the job's slots is due: at the slot, or at its jittered offset."""
-        if not job.jitter or not isinstance(schedule, CalendarSchedule):
-            return slot_instant
-        jitter = job.jitter
-        return lambda slot: next_jittered(schedule, job.name, slot, jitter)
 
 
 @dataclass
