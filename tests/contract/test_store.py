@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
@@ -220,9 +221,14 @@ def test_meta_is_a_small_key_value_table(store: Store) -> None:
         assert "2" == tx.get_meta("heartbeat")
 
 
+_CHECK = re.compile(r"CHECK \((?:[^()]|\([^()]*\))*\)")
+"""A CHECK constraint's text, with parentheses nested one deep (``state IN (...)``)."""
+
+
 def _schema(db: sqlite3.Connection) -> list[tuple[str, object]]:
-    """Tables by their columns and foreign keys (an ALTER TABLE words the CREATE text its
-    own way, so the text is not compared), and every index and trigger by its SQL."""
+    """Tables by their columns, foreign keys and CHECK constraints (an ALTER TABLE words the
+    CREATE text its own way, so the whole text is not compared; nothing else reports the
+    CHECKs), and every index and trigger by its SQL."""
     described: list[tuple[str, object]] = []
     for kind, name, sql in db.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
@@ -230,7 +236,8 @@ def _schema(db: sqlite3.Connection) -> list[tuple[str, object]]:
         if kind == "table":
             columns = db.execute(f"PRAGMA table_info({name})").fetchall()
             keys = db.execute(f"PRAGMA foreign_key_list({name})").fetchall()
-            described.append((name, (columns, keys)))
+            checks = sorted(_CHECK.findall(" ".join(sql.split())))
+            described.append((name, (columns, keys, checks)))
         else:
             described.append((name, " ".join(sql.split())))
     return described

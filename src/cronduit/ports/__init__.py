@@ -117,7 +117,8 @@ class Store(Protocol):
 
 
 class Conflict(Exception):
-    """A write refused by a database constraint that backs an at-most-once promise."""
+    """A write refused by a database constraint: a unique key that backs an at-most-once
+    promise, or a state outside its enum (a CHECK, which only a bug can meet)."""
 
 
 @dataclass(frozen=True)
