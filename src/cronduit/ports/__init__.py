@@ -108,7 +108,8 @@ class Store(Protocol):
 
         Errors: a write refused by such a key raises :class:`Conflict`; the database's other
         failures (a full or read-only disk, a lost connection) propagate as the driver
-        raised them, and :mod:`cronduit.store.errors` says which they are."""
+        raised them, and :func:`cronduit.faults.reason_of` knows them (each backend names
+        its driver's errors there as it loads)."""
         ...
 
     def close(self) -> None:
