@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import httpx
 
 from cronduit.core.config.model import Config
+from cronduit.core.enums import NotificationState
 from cronduit.core.notify import TIMEOUT, next_try
 from cronduit.core.timespec import format_utc
 from cronduit.faults import reason_of
@@ -38,7 +39,7 @@ class Try:
     """One delivery attempt's result, to record."""
 
     seq: int
-    state: str
+    state: NotificationState
     next_at: datetime
     error: str
 
@@ -113,7 +114,7 @@ class NotificationSender:
         except httpx.HTTPError as error:
             return self._verdict(notification, now, _kind(error))
         if 200 <= answer.status_code < 300:
-            return Try(notification.seq, "sent", now, "")
+            return Try(notification.seq, NotificationState.SENT, now, "")
         return self._verdict(notification, now, f"HTTP {answer.status_code}")
 
     def _verdict(self, notification: Notification, now: datetime, error: str, *,
@@ -124,10 +125,10 @@ class NotificationSender:
         if retry_at is None:
             self._log(f"notify {name} of run {run}: failed after {attempts} tries ({error}); "
                       "given up")
-            return Try(notification.seq, "failed", now, error)
+            return Try(notification.seq, NotificationState.FAILED, now, error)
         self._log(f"notify {name} of run {run}: try {attempts} failed ({error}); next try at "
                   f"{format_utc(retry_at)}")
-        return Try(notification.seq, "pending", retry_at, error)
+        return Try(notification.seq, NotificationState.PENDING, retry_at, error)
 
 
 def _kind(error: httpx.HTTPError) -> str:

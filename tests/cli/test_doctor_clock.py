@@ -12,6 +12,7 @@ from cronduit.cli.context import Runtime
 from cronduit.ports import Timer
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock
+from tests.helpers.store import put_timer
 
 NOW = datetime(2100, 1, 1, 12, tzinfo=UTC)
 """Far ahead of the machine's clock: only a doctor that asks the runtime sees this time."""
@@ -24,8 +25,8 @@ def test_a_timer_overdue_by_the_runtimes_clock_is_a_problem(tmp_path: Path) -> N
     store = SqliteStore(tmp_path / ".cronduit" / "cronduit.db")
     due = NOW - timedelta(hours=2)
     with store.transaction() as tx:
-        tx.put_timer(Timer("nightly", "cron 0 10 * * * tz UTC dst run/once jitter 0s", due,
-                           "2100-01-01 10:00 UTC", due, None))
+        put_timer(tx, Timer("nightly", "cron 0 10 * * * tz UTC dst run/once jitter 0s", due,
+                            "2100-01-01 10:00 UTC", due, None))
     store.close()
     result = CliRunner().invoke(cli, ["doctor", "-c", str(config)],
                                 obj=Runtime(clock=FakeClock(NOW), nudge=lambda _: None))

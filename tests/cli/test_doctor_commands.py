@@ -13,6 +13,7 @@ from cronduit.core.signing import webhook_token
 from cronduit.executor.workspace import repository_root
 from cronduit.ports import Run, Timer
 from cronduit.store.sqlite import SqliteStore
+from tests.helpers.store import put_timer
 
 CONFIG = """\
 settings:
@@ -75,8 +76,8 @@ def test_an_overdue_timer_is_a_problem(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / ".cronduit" / "cronduit.db")
     past = datetime.now(UTC) - timedelta(hours=2)
     with store.transaction() as tx:
-        tx.put_timer(Timer("nightly", "cron 30 2 * * * Europe/London", past, "old slot", past,
-                           None))
+        put_timer(tx, Timer("nightly", "cron 30 2 * * * Europe/London", past, "old slot", past,
+                            None))
     store.close()
     code, out = doctor(tmp_path)
     assert 1 == code

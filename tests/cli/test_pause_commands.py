@@ -21,6 +21,7 @@ from cronduit.daemon.heartbeat import DaemonInfo
 from cronduit.ports import Run, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock
+from tests.helpers.store import put_timer
 
 T0 = datetime(2026, 3, 30, 12, 0, tzinfo=UTC)
 CONFIG = """\
@@ -176,7 +177,7 @@ def test_skips_of_a_paused_job_are_not_divergence(install: Install) -> None:
     """Three skipped (paused) runs in a row are what the pause asked for."""
     install.invoke("job", "pause", "build", "--reason", "x")
     with install.store.transaction() as tx:
-        tx.put_timer(Timer("nightly", "k", T0, "x", T0 + timedelta(hours=15), None))
+        put_timer(tx, Timer("nightly", "k", T0, "x", T0 + timedelta(hours=15), None))
         for number in range(3):
             tx.insert_run(Run(id=f"s{number}", job="build", kind="webhook", label="webhook",
                               state="ended", created_at=T0, exclusive=False,
@@ -189,7 +190,7 @@ def test_skips_of_a_paused_job_are_not_divergence(install: Install) -> None:
 def test_schedule_list_shows_the_timer_paused(install: Install) -> None:
     """TIMER paused and no next elapse while the job is paused."""
     with install.store.transaction() as tx:
-        tx.put_timer(Timer("nightly", "cron 0 3 * * *", T0, "x", T0, None))
+        put_timer(tx, Timer("nightly", "cron 0 3 * * *", T0, "x", T0, None))
     install.invoke("job", "pause", "nightly", "--reason", "x")
     rows = [json.loads(line) for line in install.invoke("schedule", "list", "--json")
             .stdout.splitlines()]

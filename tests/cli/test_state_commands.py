@@ -29,6 +29,7 @@ from cronduit.daemon.heartbeat import DaemonInfo, write_applied
 from cronduit.ports import NewEvent, Run, SlotRecord, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock
+from tests.helpers.store import put_timer, record_slot
 
 T0 = datetime(2026, 3, 30, 12, 0, tzinfo=UTC)  # a Monday; London is on BST (UTC+1) since 29 March
 CONFIG = """\
@@ -56,7 +57,7 @@ class Install:
     def arm(self, job: str, due: datetime, slot_name: str) -> None:
         key = self.config.jobs[job].timing_key or ""
         with self.store.transaction() as tx:
-            tx.put_timer(Timer(job, key, due, slot_name, due, None))
+            put_timer(tx, Timer(job, key, due, slot_name, due, None))
 
     def arm_all(self) -> None:
         self.arm("report", REPORT_SLOT, "2026-03-31 09:00 Europe/London")
@@ -306,18 +307,18 @@ def fill_ledger(install: Install) -> None:
     """Four fates: a counted outage, a missed slot, a slot that ran, one skipped by overlap."""
     day = datetime(2026, 3, 20, 9, 0, tzinfo=UTC)
     with install.store.transaction() as tx:
-        tx.record_slot(SlotRecord("report", datetime(2025, 1, 1, 9, 0, tzinfo=UTC), "", "missed",
-                                  "missed during a long outage (counted, not listed)", T0,
-                                  count=4123, until_slot=datetime(2026, 3, 19, 9, 0, tzinfo=UTC)))
-        tx.record_slot(SlotRecord("report", day, "2026-03-20 09:00 Europe/London", "missed",
-                                  "outside the catch-up window", T0))
+        record_slot(tx, SlotRecord("report", datetime(2025, 1, 1, 9, 0, tzinfo=UTC), "", "missed",
+                                   "missed during a long outage (counted, not listed)", T0,
+                                   count=4123, until_slot=datetime(2026, 3, 19, 9, 0, tzinfo=UTC)))
+        record_slot(tx, SlotRecord("report", day, "2026-03-20 09:00 Europe/London", "missed",
+                                   "outside the catch-up window", T0))
         for offset, run_id, outcome in ((1, "r1", "success"), (2, "s1", "skipped")):
             slot = day + timedelta(days=offset)
             name = f"2026-03-2{offset} 09:00 Europe/London"
             seq = tx.insert_event(NewEvent(f"slot/report/{slot:%Y-%m-%dT%H:%M:%SZ}", "report",
                                            "timer", f"cron {name}", slot, slot=slot))
             assert seq is not None
-            tx.record_slot(SlotRecord("report", slot, name, "ran", "", slot, event_seq=seq))
+            record_slot(tx, SlotRecord("report", slot, name, "ran", "", slot, event_seq=seq))
             run = ended(run_id, outcome, 0, reason="a run was already going (overlap: skip)"
                         if outcome == "skipped" else "")
             tx.insert_run(run)
@@ -372,7 +373,7 @@ def test_status_notes_a_timer_armed_for_an_older_timing(install: Install) -> Non
     """The config's timing was edited but not applied: the timer still runs the old one."""
     install.arm_all()
     with install.store.transaction() as tx:
-        tx.put_timer(Timer("report", "cron 0 8 * * *", REPORT_SLOT, "old", REPORT_SLOT, None))
+        put_timer(tx, Timer("report", "cron 0 8 * * *", REPORT_SLOT, "old", REPORT_SLOT, None))
     result = install.invoke("status")
     assert "  next: 2026-03-31T08:00:00Z (timer armed for an older timing: apply the config)" \
         == result.stdout.splitlines()[2]

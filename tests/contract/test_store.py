@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
@@ -13,6 +14,7 @@ import pytest
 from cronduit.ports import AuditEntry, Conflict, NewEvent, Pause, Run, SlotRecord, Store, Timer
 from cronduit.store.sql.migrate import LATEST, statements
 from cronduit.store.sqlite import SqliteStore
+from tests.helpers.store import advance_timer, put_timer, record_slot
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
@@ -91,8 +93,8 @@ def timer(job: str = "report", due: datetime = T0, last: str | None = None) -> T
 def test_due_timers_are_those_at_or_before_now(store: Store) -> None:
     """A timer due exactly now is due; one a microsecond later is not."""
     with store.transaction() as tx:
-        tx.put_timer(timer("a", T0))
-        tx.put_timer(timer("b", T0 + timedelta(microseconds=1)))
+        put_timer(tx, timer("a", T0))
+        put_timer(tx, timer("b", T0 + timedelta(microseconds=1)))
     with store.transaction() as tx:
         assert ["a"] == [t.job for t in tx.due_timers(T0, 10)]
         assert ["a", "b"] == [t.job for t in tx.timers()]
@@ -101,14 +103,14 @@ def test_due_timers_are_those_at_or_before_now(store: Store) -> None:
 def test_a_firing_commits_only_against_the_version_it_read(store: Store) -> None:
     """advance_timer is the replay guard: a second firing from the same read changes nothing."""
     with store.transaction() as tx:
-        tx.put_timer(timer())
+        put_timer(tx, timer())
         read = tx.get_timer("report")
     assert read is not None
     moved = Timer(job="report", timing_key=read.timing_key, slot=T0 + timedelta(days=1),
                   slot_name="next", due_at=T0 + timedelta(days=1), last_name="ran")
     with store.transaction() as tx:
-        assert tx.advance_timer(moved, read.version)
-        assert not tx.advance_timer(moved, read.version)
+        assert advance_timer(tx, moved, read.version)
+        assert not advance_timer(tx, moved, read.version)
         stored = tx.get_timer("report")
     assert stored is not None
     assert ("ran", T0 + timedelta(days=1), read.version + 1) == (
@@ -139,7 +141,7 @@ def test_a_batch_of_firings_counts_only_the_timers_it_moved(store: Store) -> Non
 def test_deleting_a_timer_removes_it(store: Store) -> None:
     """A removed job loses its timer."""
     with store.transaction() as tx:
-        tx.put_timer(timer())
+        put_timer(tx, timer())
         tx.delete_timer("report")
         assert [] == tx.timers()
 
@@ -148,10 +150,10 @@ def test_a_slot_gets_one_fate(store: Store) -> None:
     """The ledger's key is (job, slot): a slot is recorded, and so fired, once."""
     record = SlotRecord("report", T0, "2026-06-01 09:00 UTC", "ran", "", T0, event_seq=1)
     with store.transaction() as tx:
-        assert tx.record_slot(record)
-        assert not tx.record_slot(record)
-        tx.record_slot(SlotRecord("report", T0 + timedelta(hours=1), "x", "missed", "late", T0,
-                                  count=5, until_slot=T0 + timedelta(hours=5)))
+        assert record_slot(tx, record)
+        assert not record_slot(tx, record)
+        record_slot(tx, SlotRecord("report", T0 + timedelta(hours=1), "x", "missed", "late", T0,
+                                   count=5, until_slot=T0 + timedelta(hours=5)))
     with store.transaction() as tx:
         listed = tx.slots("report", None, None)
         window = tx.slots("report", T0 + timedelta(minutes=1), None)
@@ -219,9 +221,14 @@ def test_meta_is_a_small_key_value_table(store: Store) -> None:
         assert "2" == tx.get_meta("heartbeat")
 
 
+_CHECK = re.compile(r"CHECK \((?:[^()]|\([^()]*\))*\)")
+"""A CHECK constraint's text, with parentheses nested one deep (``state IN (...)``)."""
+
+
 def _schema(db: sqlite3.Connection) -> list[tuple[str, object]]:
-    """Tables by their columns and foreign keys (an ALTER TABLE words the CREATE text its
-    own way, so the text is not compared), and every index and trigger by its SQL."""
+    """Tables by their columns, foreign keys and CHECK constraints (an ALTER TABLE words the
+    CREATE text its own way, so the whole text is not compared; nothing else reports the
+    CHECKs), and every index and trigger by its SQL."""
     described: list[tuple[str, object]] = []
     for kind, name, sql in db.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
@@ -229,7 +236,8 @@ def _schema(db: sqlite3.Connection) -> list[tuple[str, object]]:
         if kind == "table":
             columns = db.execute(f"PRAGMA table_info({name})").fetchall()
             keys = db.execute(f"PRAGMA foreign_key_list({name})").fetchall()
-            described.append((name, (columns, keys)))
+            checks = sorted(_CHECK.findall(" ".join(sql.split())))
+            described.append((name, (columns, keys, checks)))
         else:
             described.append((name, " ".join(sql.split())))
     return described
@@ -257,7 +265,7 @@ def test_next_due_is_the_soonest_timer_backoff_or_deadline(store: Store) -> None
     """What the daemon sleeps until: timers (unless in a dry run), retries and deadlines."""
     with store.transaction() as tx:
         assert tx.next_due(with_timers=True) is None
-        tx.put_timer(timer("a", T0 + timedelta(hours=3)))
+        put_timer(tx, timer("a", T0 + timedelta(hours=3)))
         tx.insert_run(Run(id="r1", job="b", kind="manual", label="m", state="backoff",
                           created_at=T0, next_attempt_at=T0 + timedelta(hours=2)))
         tx.insert_run(Run(id="r2", job="c", kind="manual", label="m", state="running",

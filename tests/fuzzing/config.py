@@ -40,6 +40,7 @@ from cronduit.core.catchup import (
     slot_instant,
 )
 from cronduit.core.config import Config, ConfigError, ConfigErrors, Job, Retry, load_config
+from cronduit.core.enums import EX_TEMPFAIL
 from cronduit.core.lifecycle import AttemptReport, judge_attempt
 from cronduit.core.timespec import (
     CalendarSchedule,
@@ -71,7 +72,6 @@ CANARY = "canary-7f3a9e"
 remote): no error message may repeat it."""
 SQLITE_INTEGER = 2**63
 """Counts the store keeps (``kept_runs``) must stay below SQLite's integer range."""
-EX_TEMPFAIL = 75
 NO_RETRY = Retry()
 """What the engine retries by when a job has no ``retry``: only an exit with EX_TEMPFAIL."""
 

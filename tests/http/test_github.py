@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cronduit.core.enums import TriggerKind
+from tests.helpers.store import get_delivery
 from tests.http.conftest import GITHUB_SECRET, Api, open_api
 
 pytestmark = pytest.mark.anyio
@@ -47,7 +48,7 @@ async def test_a_push_triggers_the_jobs_whose_filters_it_passes(api: Api) -> Non
     assert (["docs", "any-push"], False) == (body["triggered"], body["duplicate"])
     assert body["label"].startswith("push ")
     with api.store.transaction() as tx:
-        recorded = tx.get_delivery("d-1")
+        recorded = get_delivery(tx, "d-1")
         triggers = tx.events_of_delivery("d-1")
     assert recorded is not None
     assert 2 == recorded.triggers
@@ -98,8 +99,8 @@ async def test_a_bad_or_missing_signature_is_401_and_nothing_is_recorded(api: Ap
     assert [401, 401] == [wrong.status_code, unsigned.status_code]
     assert GITHUB_SECRET not in wrong.text + unsigned.text
     with api.store.transaction() as tx:
-        assert tx.get_delivery("d-x") is None
-        assert tx.get_delivery("d-y") is None
+        assert get_delivery(tx, "d-x") is None
+        assert get_delivery(tx, "d-y") is None
 
 
 async def test_a_delivery_without_an_id_or_with_a_malformed_payload_is_refused(

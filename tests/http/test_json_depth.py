@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from cronduit.core.json_depth import MAX_JSON_DEPTH
+from tests.helpers.store import get_delivery
 from tests.http.conftest import API_TOKEN, GITHUB_SECRET, Api
 from tests.http.test_github import fixture
 
@@ -96,7 +97,7 @@ async def test_a_signed_github_delivery_past_the_limit_is_400(api: Api, depth: i
     answer = await github(api, with_extra(fixture("push"), depth))
     assert (400, {"detail": TOO_DEEP}) == (answer.status_code, answer.json())
     with api.store.transaction() as tx:
-        assert None is tx.get_delivery("d-1")
+        assert None is get_delivery(tx, "d-1")
     assert 0 == accepted(api)
 
 

@@ -24,7 +24,7 @@ from cronduit.cli.render import echo_json, echo_table, is_terminal, outcome_summ
 from cronduit.cli.state_commands import parse_instant
 from cronduit.core import backfill
 from cronduit.core.config.model import Job
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import EventState, Outcome, RunState
 from cronduit.core.limits import MAX_SLOTS_LISTED
 from cronduit.core.timespec import Slot, format_utc, schedule_of
 from cronduit.daemon import running_daemon
@@ -168,7 +168,7 @@ class _Tally:
 
     def count(self, outcomes: frozenset[str]) -> int:
         return sum(1 for run in self.runs.values()
-                   if run.state == "ended" and run.outcome in outcomes)
+                   if run.state == RunState.ENDED and run.outcome in outcomes)
 
     @property
     def failed(self) -> int:
@@ -190,12 +190,12 @@ def _read(state: State, delivery_ids: Sequence[str]) -> _Tally:
         for delivery_id in delivery_ids:
             event = tx.event_by_delivery(delivery_id)
             if event is None or event.run_id is None:
-                waiting += event is not None and event.state != "unmatched"
+                waiting += event is not None and event.state != EventState.UNMATCHED
                 continue
             run = runs.get(event.run_id) or tx.get_run(event.run_id)
             if run is not None:
                 runs[run.id] = run
-                waiting += run.state != "ended"
+                waiting += run.state != RunState.ENDED
     return _Tally(runs, waiting)
 
 
@@ -225,7 +225,7 @@ def _follow(state: State, rt: Runtime, delivery_ids: Sequence[str], show: bool) 
 
 def _report(tally: _Tally, reported: set[str], progress: Progress | None,
             task: TaskID | None, total: int) -> None:
-    ended = [run for run in tally.runs.values() if run.state == "ended" and run.id not in
+    ended = [run for run in tally.runs.values() if run.state == RunState.ENDED and run.id not in
              reported]
     for run in ended:
         reported.add(run.id)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import signal
 import socket
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,10 +28,12 @@ from cronduit.core.config.model import Config, Job
 from cronduit.daemon import DaemonInfo, read_applied, running_daemon, signal_daemon
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Store
-from cronduit.store import open_store
+from cronduit.store import DRIVER_ERRORS, open_store
 
 POLL_SECONDS = 0.2
 """How often following and waiting commands look at the store again."""
+_CANNOT_OPEN: tuple[type[Exception], ...] = (OSError, *DRIVER_ERRORS)
+"""What opening the state store raises when it cannot be opened, whatever its backend."""
 
 
 def nudge_daemon(info: DaemonInfo) -> None:
@@ -104,7 +105,7 @@ def open_state(config_path: Path, *, the_file: bool = False) -> Iterator[State]:
         store = open_store(located, config_path)
     except NotImplementedError as error:
         fail(str(error), code=1)
-    except (OSError, sqlite3.Error) as error:
+    except _CANNOT_OPEN as error:
         fail(f"cannot open the state store in {paths.root}: {error}", code=1)
     try:
         in_force = InForce(file) if isinstance(file, Config) and the_file else config_in_force(

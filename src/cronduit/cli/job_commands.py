@@ -34,7 +34,7 @@ from cronduit.cli.render import (
 from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import EventState, Outcome, RunState
 from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import TextError, check_operator, clean
 from cronduit.daemon import running_daemon
@@ -98,9 +98,9 @@ def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
 
 
 def _outcome_cell(run: Run) -> str:
-    if run.state == "running":
+    if run.state == RunState.RUNNING:
         return f"running (attempt {run.attempts})"
-    if run.state == "backoff":
+    if run.state == RunState.BACKOFF:
         return f"retry at {cell(run.next_attempt_at)}"
     return outcome_summary(run)
 
@@ -161,7 +161,7 @@ def stream_log(state: State, rt: Runtime, run: Run, follow: bool) -> Run:
         news.settle(run)
         # The state is read before the bytes, so an ended run's last words are printed.
         position = _copy_new(path, position, state.config.settings.max_log)
-        if not follow or run.state == "ended":
+        if not follow or run.state == RunState.ENDED:
             return run
         news.show(run, rt.clock.now())
         rt.sleep(POLL_SECONDS)
@@ -196,7 +196,7 @@ def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None
                  f"{state.config.settings.kept_runs} runs keep their files: settings.kept_runs)",
                  code=1)
         if not follow and not state.paths.log(run.id).exists():
-            if run.state == "ended":
+            if run.state == RunState.ENDED:
                 fail(f"run {run.id} left no log", code=1)
             click.echo(f"cronduit: run {run.id} has written nothing yet", err=True)
             return
@@ -252,9 +252,9 @@ def await_run(state: State, rt: Runtime, delivery_id: str) -> str | None:
             event = tx.event_by_delivery(delivery_id)
         if event is None:
             fail(f"the manual run {delivery_id} is no longer in the state store", code=1)
-        if event.state == "consumed" and event.run_id is not None:
+        if event.state == EventState.CONSUMED and event.run_id is not None:
             return event.run_id
-        if event.state == "unmatched":
+        if event.state == EventState.UNMATCHED:
             fail(f"the daemon has no job {event.job} in its config (run cronduit apply); "
                  "the manual run was recorded as unmatched", code=1)
         if running_daemon(state.store, rt.clock.now()) is None:

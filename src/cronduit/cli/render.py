@@ -29,6 +29,7 @@ from rich.text import Text
 
 from cronduit.core.config.model import Job
 from cronduit.core.durations import format_duration
+from cronduit.core.enums import RunState
 from cronduit.core.text import UNSAFE, clean
 from cronduit.core.timespec import format_utc
 from cronduit.ports import Run
@@ -147,7 +148,7 @@ class RetryNews:
         self._drawn = ""
 
     def show(self, run: Run, now: datetime) -> None:
-        if run.state != "backoff":
+        if run.state != RunState.BACKOFF:
             return
         if self.live:
             line = f"{CLEAR_LINE}cronduit: {clean(retry_line(run, now))}"
@@ -161,7 +162,7 @@ class RetryNews:
 
     def settle(self, run: Run) -> None:
         """End the live line once the run has left its backoff."""
-        if self._open is not None and (run.state != "backoff"
+        if self._open is not None and (run.state != RunState.BACKOFF
                                        or run.attempts != self._open.attempts):
             self.write(f"{CLEAR_LINE}cronduit: {clean(retry_line(self._open, None))}\n")
             self._open = None

@@ -29,6 +29,7 @@ from cronduit.cli.render import (
     utc,
 )
 from cronduit.core.cron import ZoneError, load_zone
+from cronduit.core.enums import EventState, RunState, SlotFate
 from cronduit.core.slot_ledger import ledger_fate
 from cronduit.core.status import (
     FAILED,
@@ -112,7 +113,7 @@ def _instant(text: str) -> str:
 
 def progress_lines(run: Run) -> list[str]:
     """The attempt in progress of an active run."""
-    if run.state == "backoff":
+    if run.state == RunState.BACKOFF:
         failed = f"attempt {run.attempts} failed" + (f" ({run.reason})" if run.reason else "")
         return [f"{failed}; retry at {cell(run.next_attempt_at)} (run {run.id})"]
     if run.attempts > 1:  # the store knows when the run started, not this attempt
@@ -260,7 +261,7 @@ class SlotView:
     """A ledger row with the fate of its run folded in (by the core)."""
 
     record: SlotRecord
-    fate: str
+    fate: SlotFate
     reason: str
     run: str | None
 
@@ -268,9 +269,9 @@ class SlotView:
 def slot_view(tx: Transaction, record: SlotRecord) -> SlotView:
     """The ledger row with the trigger it fired and the run that trigger became."""
     event = run = None
-    if record.fate == "ran":
+    if record.fate == SlotFate.RAN:
         event = tx.event_by_delivery(Slot(record.slot, record.name).delivery_id(record.job))
-    if event is not None and event.state == "consumed" and event.run_id is not None:
+    if event is not None and event.state == EventState.CONSUMED and event.run_id is not None:
         run = tx.get_run(event.run_id)
     shown = ledger_fate(record.fate, record.reason, event, run)
     return SlotView(record, shown.fate, shown.reason, shown.run)

@@ -77,8 +77,53 @@ class CatchUpMode(StrEnum):
 
 
 class SlotFate(StrEnum):
-    """What became of a slot of a timed job, as the slot ledger records it."""
+    """What became of a slot of a timed job, as the slot ledger records it (SPEC §3)."""
 
     RAN = "ran"
+    """Its trigger was accepted (what became of the trigger is its run's record)."""
     SKIPPED = "skipped"
+    """It did not run: the overlap policy or a pause turned its trigger into a skipped run.
+    The ledger itself stores ``ran`` for such a slot; ``schedule slots`` shows it skipped."""
     MISSED = "missed"
+    """It never fired: outside the catch-up window, the daemon down, or a DST rule."""
+
+
+class EventState(StrEnum):
+    """Where an accepted trigger (an event) is on its way to a run (SPEC §11)."""
+
+    NEW = "new"
+    """Accepted and durable, not routed yet."""
+    WAITING = "waiting"
+    """Routed into its job's work, waiting for a run to consume it."""
+    CONSUMED = "consumed"
+    """Taken by a run (the run that started from it, joined it, or recorded it skipped)."""
+    UNMATCHED = "unmatched"
+    """No configured job takes it (the job was removed after it was accepted)."""
+
+
+class RunState(StrEnum):
+    """Where a run is in its lifecycle: ``running`` (-> ``backoff`` -> ``running``)* ->
+    ``ended``. A run is created running (or ended, when its trigger was skipped)."""
+
+    RUNNING = "running"
+    """An attempt is going (or being launched)."""
+    BACKOFF = "backoff"
+    """An attempt failed and the next one waits for its retry time."""
+    ENDED = "ended"
+    """Over, with an outcome; never changes again (only its files may be pruned)."""
+
+
+class NotificationState(StrEnum):
+    """Where a queued notification of a run's outcome is."""
+
+    PENDING = "pending"
+    """Due at its next try (the first one at once)."""
+    SENT = "sent"
+    """The notifier answered 2xx."""
+    FAILED = "failed"
+    """Given up after its last try (or its notifier left the config)."""
+
+
+EX_TEMPFAIL = 75
+"""The exit status (``sysexits.h``'s "try again later") by which a job asks to be retried,
+even without ``retry`` (SPEC §5)."""

@@ -20,10 +20,8 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from cronduit.core.config.model import Retry
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import EX_TEMPFAIL, Outcome
 from cronduit.core.limits import MAX_ATTEMPTS
-
-EX_TEMPFAIL = 75
 
 RUN_END_EVENTS = {
     Outcome.SUCCESS: "completed",

@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import EventState, Outcome, SlotFate
 
 __all__ = ["WAITING_EVENT", "LedgerFate", "ledger_fate"]
 
-WAITING_EVENT: Final = {"new": "accepted, not routed yet", "waiting": "waiting for the run going",
-                        "unmatched": "no job took it (removed)"}
+WAITING_EVENT: Final = {EventState.NEW: "accepted, not routed yet",
+                        EventState.WAITING: "waiting for the run going",
+                        EventState.UNMATCHED: "no job took it (removed)"}
 """What the ledger says of a slot that fired but whose trigger has not become a run."""
 
 
@@ -25,7 +26,7 @@ class EventFacts(Protocol):
     """What the slot ledger reads of the trigger a slot fired."""
 
     @property
-    def state(self) -> str: ...
+    def state(self) -> EventState: ...
     @property
     def run_id(self) -> str | None: ...
     @property
@@ -47,23 +48,23 @@ class EndedRunFacts(Protocol):
 class LedgerFate:
     """What the slot ledger shows for one slot, once the fate of its run is folded in."""
 
-    fate: str
+    fate: SlotFate
     reason: str
     run: str | None
     """The run the slot became, when it became one."""
 
 
-def ledger_fate(fate: str, reason: str, event: EventFacts | None,
+def ledger_fate(fate: SlotFate, reason: str, event: EventFacts | None,
                 run: EndedRunFacts | None) -> LedgerFate:
     """A slot as ``schedule slots`` shows it, from its ledger row's ``fate`` and ``reason``,
     the trigger it fired (None: not found, or the slot did not run) and the run that trigger
     became (None: none yet). A slot that ran into a skipped run (overlap, pause) shows as
     skipped, with the run's reason; one still waiting says what for; one run by catch-up
     says it was late."""
-    if fate != "ran" or event is None:
+    if fate != SlotFate.RAN or event is None:
         return LedgerFate(fate, reason, None)
-    if event.state != "consumed" or event.run_id is None:
+    if event.state != EventState.CONSUMED or event.run_id is None:
         return LedgerFate(fate, WAITING_EVENT.get(event.state, event.state), None)
     if run is not None and run.outcome == Outcome.SKIPPED:
-        return LedgerFate(Outcome.SKIPPED.value, run.reason, run.id)
+        return LedgerFate(SlotFate.SKIPPED, run.reason, run.id)
     return LedgerFate(fate, "late (catch-up)" if event.late else reason, event.run_id)

@@ -25,7 +25,7 @@ from typing import Final, Generic, Protocol, TypeVar
 from cronduit.core.arming import due_of, timing_key
 from cronduit.core.catchup import arm_new
 from cronduit.core.config.model import Job
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import Outcome, RunState
 from cronduit.core.timespec import format_utc, schedule_of
 
 __all__ = [
@@ -84,7 +84,7 @@ class RunFacts(Protocol):
     """What the judgement reads of a run."""
 
     @property
-    def state(self) -> str: ...
+    def state(self) -> RunState: ...
     @property
     def outcome(self) -> str | None: ...
 
@@ -188,7 +188,7 @@ def last_counted(newest: Sequence[R]) -> R | None:
     """The run a job's status reports as its last, from its runs newest first: the newest
     ended one that was not skipped (SPEC §5: a skip never clears a failure)."""
     return next((run for run in newest
-                 if run.state == "ended" and run.outcome != Outcome.SKIPPED), None)
+                 if run.state == RunState.ENDED and run.outcome != Outcome.SKIPPED), None)
 
 
 def judge(job: Job, elapse: NextElapse, newest: Sequence[R], active: Sequence[R],

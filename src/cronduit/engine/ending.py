@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronduit.core.config.model import Job
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import EventState, Outcome, RunState
 from cronduit.core.lifecycle import (
     RUN_END_EVENTS,
     AttemptReport,
@@ -57,7 +57,7 @@ def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report:
         tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
                       exit_status=report.exit_status, reason=verdict.reason, pid=None)
         joined = on_backoff(job_state(stage, tx, job), job.overlap)
-        tx.set_event_state([t.seq for t in joined], "consumed", run.id)
+        tx.set_event_state([t.seq for t in joined], EventState.CONSUMED, run.id)
         outbox.lines.append(f"run {run.job} {run.id}: attempt {attempt} failed "
                             f"({verdict.reason}); retry at {format_utc(verdict.retry_at)}")
         return
@@ -92,11 +92,11 @@ def skip(stage: Stage, tx: Transaction, job: Job, event: Event, reason: str, now
          outbox: Outbox) -> None:
     """Record a trigger the core skipped as a run that ended ``skipped`` at once."""
     run = Run(id=stage.new_run_id(now), job=job.name, kind=event.kind, label=event.label,
-              state="ended", created_at=now, trigger_seq=event.seq, exclusive=False,
+              state=RunState.ENDED, created_at=now, trigger_seq=event.seq, exclusive=False,
               outcome=Outcome.SKIPPED, reason=reason, finished_at=now, late=event.late,
               inputs=inputs_of(event), operator=event.operator)
     tx.insert_run(run)
-    tx.set_event_state([event.seq], "consumed", run.id)
+    tx.set_event_state([event.seq], EventState.CONSUMED, run.id)
     outbox.lines.append(f"run {job.name} {run.id}: skipped ({reason}) [{event.label}]")
     notify(stage, tx, job, RunFacts(job.name, run.id, Outcome.SKIPPED, None, now, 0, None,
                                     reason), now)

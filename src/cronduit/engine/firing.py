@@ -21,7 +21,7 @@ from cronduit.core.catchup import (
     published_payload,
 )
 from cronduit.core.config.model import Job
-from cronduit.core.enums import TriggerKind
+from cronduit.core.enums import SlotFate, TriggerKind
 from cronduit.core.pausing import UNHELD, holds, is_held
 from cronduit.core.timespec import IntervalSchedule, Schedule, Slot
 from cronduit.engine.plan import BATCH, Plan, Stage
@@ -137,13 +137,13 @@ def _gather(plan: Plan, name: str, schedule: Schedule, firing: Firing, now: date
         slot = published.slot
         events.append(NewEvent(slot.delivery_id(name), name, _TIMER, label, now,
                                slot.instant, published.late, payload))
-        batch.slots.append((SlotRecord(name, slot.instant, slot.name, "ran", "", now),
+        batch.slots.append((SlotRecord(name, slot.instant, slot.name, SlotFate.RAN, "", now),
                             len(events) - 1))
         batch.lines.append(f"trigger {name}: {label}")
     for missed in firing.missed:
         batch.slots.append((SlotRecord(name, missed.slot.instant, missed.slot.name,
-                                       "missed", missed.reason, now), None))
+                                       SlotFate.MISSED, missed.reason, now), None))
     if firing.missed_count is not None:
         count = firing.missed_count
-        batch.slots.append((SlotRecord(name, count.first, "", "missed", count.reason, now,
+        batch.slots.append((SlotRecord(name, count.first, "", SlotFate.MISSED, count.reason, now,
                                        count=count.count, until_slot=count.last), None))

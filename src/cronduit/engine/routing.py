@@ -14,7 +14,7 @@ from datetime import datetime
 
 from cronduit.core.chaining import follow_ups
 from cronduit.core.config.model import Job
-from cronduit.core.enums import Outcome, TriggerKind
+from cronduit.core.enums import EventState, Outcome, TriggerKind
 from cronduit.core.overlap import (
     Arrival,
     Decision,
@@ -49,7 +49,7 @@ def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbo
                known: Known) -> None:
     job = stage.config.jobs.get(event.job)
     if job is None:
-        tx.set_event_state([event.seq], "unmatched", None)
+        tx.set_event_state([event.seq], EventState.UNMATCHED, None)
         outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
         return
     state = known.pop(job.name, None) or arrival_state(stage, tx, job)
@@ -70,14 +70,14 @@ def _carry(stage: Stage, tx: Transaction, job: Job, event: Event, decision: Deci
         assert arrival.batch is not None
         start_run(stage, tx, job, arrival.batch, {event.seq: event}, now, outbox)
     elif decision is Decision.WAIT:
-        tx.set_event_state([event.seq], "waiting", None)
+        tx.set_event_state([event.seq], EventState.WAITING, None)
     elif decision is Decision.JOIN:
         sleeping = next(run for run in tx.active_runs(job.name) if run.state == "backoff")
-        tx.set_event_state([event.seq], "consumed", sleeping.id)
+        tx.set_event_state([event.seq], EventState.CONSUMED, sleeping.id)
     elif decision is Decision.SKIP:
         skip(stage, tx, job, event, arrival.reason or "", now, outbox)
     else:  # REPLACE: the trigger waits for the runs going to end
-        tx.set_event_state([event.seq], "waiting", None)
+        tx.set_event_state([event.seq], EventState.WAITING, None)
         for run in tx.active_runs(job.name):
             if replaced_at_once(run.state == "backoff"):
                 end_run(stage, tx, run, Outcome.CANCELLED, arrival.reason or "",

@@ -15,7 +15,7 @@ from datetime import datetime
 from cronduit.core.backfill import trigger_policy
 from cronduit.core.catchup import catch_up_policy
 from cronduit.core.config.model import Job
-from cronduit.core.enums import TriggerKind
+from cronduit.core.enums import EventState, RunState, TriggerKind
 from cronduit.core.lifecycle import run_deadline
 from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end, runs_alone
 from cronduit.engine.outbox import Launch, Outbox
@@ -60,11 +60,11 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
     chosen = events[batch.trigger.seq]
     exclusive = runs_alone(batch.trigger, job.overlap.of(batch.trigger.kind))
     run = Run(id=stage.new_run_id(now), job=job.name, kind=chosen.kind, label=chosen.label,
-              state="running", created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
+              state=RunState.RUNNING, created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
               started_at=now, attempts=1, inputs=inputs_of(chosen), operator=chosen.operator,
               late=chosen.late, deadline_at=run_deadline(now, job.timeout))
     tx.insert_run(run)
-    tx.set_event_state([t.seq for t in batch.triggers], "consumed", run.id)
+    tx.set_event_state([t.seq for t in batch.triggers], EventState.CONSUMED, run.id)
     outbox.launches.append(Launch(run, 1, chosen))
     consumed = len(batch.triggers)
     extra = f", consuming {consumed} triggers" if consumed > 1 else ""

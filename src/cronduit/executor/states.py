@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cronduit.core.enums import EX_TEMPFAIL
+
 __all__ = [
     "EX_TEMPFAIL",
     "Attempt",
@@ -28,9 +30,6 @@ __all__ = [
 MIN_MAX_LOG = 64 * 1024
 """The smallest cap the executor takes (the config asks for 1MiB at least): a head and a
 tail of whole blocks, with room for the marker."""
-
-EX_TEMPFAIL = 75
-"""The exit status (``sysexits.h``) by which a job asks to be retried."""
 
 
 class AttemptConflict(RuntimeError):

@@ -11,7 +11,10 @@ from pathlib import Path
 from cronduit.core.config.model import Config
 from cronduit.paths import StatePaths
 from cronduit.ports import Store
+from cronduit.store.errors import DRIVER_ERRORS
 from cronduit.store.sqlite import SqliteStore
+
+__all__ = ["DRIVER_ERRORS", "open_store"]
 
 
 def open_store(config: Config, config_path: Path, *, daemon: bool = False) -> Store:

@@ -219,7 +219,8 @@ SELECT * FROM pauses WHERE resumed_at IS NULL OR resumed_at > :after ORDER BY jo
 
 -- name: end_pause
 UPDATE pauses SET resumed_at = :at, resumed_by = :by
-WHERE job = :job AND resumed_at IS NULL;
+WHERE job = :job AND resumed_at IS NULL
+RETURNING *;
 
 -- name: insert_audit
 INSERT INTO audit (at, operator, action, job, detail)

@@ -1,5 +1,7 @@
 -- The current schema, whole: what the numbered migrations add up to (a test checks it).
--- Instants are TEXT in one fixed-width UTC form (2026-03-29T01:00:00.000000Z).
+-- Instants are TEXT in one fixed-width UTC form (2026-03-29T01:00:00.000000Z). Every state
+-- column holds one of its enum's values (cronduit.core.enums): a CHECK refuses any other
+-- (ORs rather than IN: see migrations/0006_state_checks.sql).
 
 -- Every accepted trigger. The unique delivery id makes acceptance idempotent: the same slot,
 -- webhook retry or GitHub delivery accepted twice is one event.
@@ -15,8 +17,10 @@ CREATE TABLE events (
     operator     TEXT,
     accepted_at  TEXT NOT NULL,
     -- new: accepted, not yet routed; waiting: routed to the job's work, not yet consumed;
-    -- consumed: linked to run_id; unmatched: no job takes it.
-    state        TEXT NOT NULL DEFAULT 'new',
+    -- consumed: linked to run_id; unmatched: no job takes it (EventState).
+    state        TEXT NOT NULL DEFAULT 'new'
+                 CHECK (state = 'new' OR state = 'waiting' OR state = 'consumed'
+                        OR state = 'unmatched'),
     run_id       TEXT,
     -- the code-host delivery this trigger was derived from, if any
     parent       TEXT REFERENCES deliveries (delivery_id)
@@ -55,7 +59,7 @@ CREATE TABLE slots (
     job          TEXT NOT NULL,
     slot         TEXT NOT NULL,
     name         TEXT NOT NULL,
-    fate         TEXT NOT NULL,
+    fate         TEXT NOT NULL CHECK (fate = 'ran' OR fate = 'skipped' OR fate = 'missed'),
     reason       TEXT NOT NULL,
     event_seq    INTEGER,
     recorded_at  TEXT NOT NULL,
@@ -64,7 +68,7 @@ CREATE TABLE slots (
     PRIMARY KEY (job, slot)
 );
 
--- Runs: a job's history. state pending -> running (-> backoff -> running)* -> ended.
+-- Runs: a job's history. state running (-> backoff -> running)* -> ended (RunState).
 CREATE TABLE runs (
     seq              INTEGER PRIMARY KEY,
     id               TEXT NOT NULL UNIQUE,
@@ -72,7 +76,8 @@ CREATE TABLE runs (
     trigger_seq      INTEGER,
     kind             TEXT NOT NULL,
     label            TEXT NOT NULL,
-    state            TEXT NOT NULL,
+    state            TEXT NOT NULL
+                     CHECK (state = 'running' OR state = 'backoff' OR state = 'ended'),
     exclusive        INTEGER NOT NULL DEFAULT 1,
     outcome          TEXT,
     reason           TEXT NOT NULL DEFAULT '',
@@ -128,7 +133,8 @@ CREATE TABLE notifications (
     run_id       TEXT NOT NULL,
     notifier     TEXT NOT NULL,
     body         TEXT NOT NULL,
-    state        TEXT NOT NULL DEFAULT 'pending',
+    state        TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (state = 'pending' OR state = 'sent' OR state = 'failed'),
     attempts     INTEGER NOT NULL DEFAULT 0,
     next_at      TEXT NOT NULL,
     error        TEXT NOT NULL DEFAULT '',

@@ -1,0 +1,192 @@
+"""The records the store reads and writes: what crosses the store's seam.
+
+Frozen values, except the three the firing path builds per firing (see the comment on
+:class:`NewEvent`). States are the enums of :mod:`cronduit.core.enums`: a record read from
+the store carries the enum member, and the schema's CHECK constraints refuse any other value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+
+
+# Not frozen, unlike the other records: a frozen dataclass sets each field through
+# ``object.__setattr__`` on construction, three times the cost of a plain one, and the firing
+# path builds three of these per firing (this, Timer and SlotRecord: a tenth of its time).
+# Treat them as values all the same.
+@dataclass(slots=True)
+class NewEvent:
+    """A trigger to accept. ``delivery_id`` makes acceptance idempotent."""
+
+    delivery_id: str
+    job: str
+    kind: str
+    label: str
+    accepted_at: datetime
+    slot: datetime | None = None
+    late: bool = False
+    payload: str = "{}"
+    """JSON: inputs, delivery fields or the webhook body."""
+    operator: str | None = None
+    parent: str | None = None
+    """The code-host delivery (:class:`Delivery`) this trigger was derived from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An accepted trigger, as stored."""
+
+    seq: int
+    delivery_id: str
+    job: str
+    kind: str
+    label: str
+    slot: datetime | None
+    late: bool
+    payload: str
+    operator: str | None
+    accepted_at: datetime
+    state: EventState
+    """Where it is on its way to a run; ``consumed`` by ``run_id``."""
+    run_id: str | None
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A code-host delivery as recorded: once per delivery id, the parent of its triggers."""
+
+    delivery_id: str
+    source: str
+    """``github``."""
+    event: str
+    label: str
+    facts: str
+    """JSON: what the delivery said, as each of its triggers' files shows it."""
+    received_at: datetime
+    triggers: int
+    """How many jobs it triggered."""
+
+
+# Not frozen: see NewEvent.
+@dataclass(slots=True)
+class Timer:
+    """A timed job's durable timer: the slot it is armed for and when it elapses."""
+
+    job: str
+    timing_key: str
+    slot: datetime
+    slot_name: str
+    due_at: datetime
+    last_name: str | None
+    version: int = 0
+    """Bumped by every firing; a firing commits only against the version it read."""
+
+
+# Not frozen: see NewEvent.
+@dataclass(slots=True)
+class SlotRecord:
+    """A slot's fate in the ledger."""
+
+    job: str
+    slot: datetime
+    name: str
+    fate: SlotFate
+    reason: str
+    recorded_at: datetime
+    event_seq: int | None = None
+    count: int = 1
+    until_slot: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A run and its record. Runs are a job's history; coordination fields are never deleted."""
+
+    id: str
+    job: str
+    kind: str
+    label: str
+    state: RunState
+    created_at: datetime
+    trigger_seq: int | None = None
+    exclusive: bool = True
+    outcome: str | None = None
+    reason: str = ""
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    attempts: int = 0
+    exit_status: int | None = None
+    inputs: str = "{}"
+    operator: str | None = None
+    late: bool = False
+    deadline_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    pid: int | None = None
+    pid_start: int | None = None
+    attempt_dir: str | None = None
+    cancel_reason: str | None = None
+    files_pruned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A run's outcome to deliver to one notifier: pending, sent, or failed with the reason."""
+
+    seq: int
+    run_id: str
+    notifier: str
+    body: str
+    """The JSON body POSTed (never a secret: the notifier's URL is not in it)."""
+    state: NotificationState
+    attempts: int
+    next_at: datetime
+    error: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """A run-ended event on a job: what ``job wait`` and ``on.after`` read."""
+
+    seq: int
+    job: str
+    run_id: str
+    event: str
+    """``completed``, ``failed``, ``timed_out`` or ``cancelled``."""
+    outcome: str
+    ended_at: datetime
+    chained: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """A pause of a job (``cronduit job pause``): active until ``resumed_at`` is set."""
+
+    job: str
+    reason: str
+    operator: str
+    paused_at: datetime
+    until: datetime | None = None
+    """When the pause expires by itself (the engine resumes it, as operator ``cronduit``)."""
+    resumed_at: datetime | None = None
+    resumed_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One line of the audit log: who did what to which job, and when."""
+
+    action: str
+    """``pause``, ``resume``, ``run`` (a manual run accepted), ``backfill`` or ``apply``."""
+    operator: str
+    at: datetime
+    job: str | None = None
+    detail: str = "{}"
+    """JSON: the action's particulars (reason, inputs, changes); never a secret's value."""
+    seq: int = 0
+    """Given by the store on insert; newer entries have higher ones."""

@@ -1,0 +1,124 @@
+"""The store's work and runs: the triggers waiting in each job's work, the runs that consume
+them, and the run-ended events that ``job wait`` and ``on.after`` follow.
+
+A run is a job's history: it is never deleted, only its files are pruned. Its state moves
+``running`` (-> ``backoff`` -> ``running``)* -> ``ended`` (:class:`RunState`); the schema
+refuses any other, and keeps at most one exclusive run of a job in progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from cronduit.ports.records import Event, Run, RunEnd
+
+
+class WorkAndRuns(Protocol):
+    """Each job's work, its runs, and their ends."""
+
+    # -- work: events routed to a job and not consumed yet ------------------------------
+
+    def waiting_events(self, job: str) -> list[Event]:
+        """The job's events in state ``waiting`` (routed to its work, not consumed yet),
+        oldest first: what the next run may consume."""
+        ...
+
+    def newest_waiting_event(self, job: str) -> Event | None:
+        """The newest of :meth:`waiting_events` (highest seq), None when nothing waits; one
+        row read however long the queue (asked per arriving trigger)."""
+        ...
+
+    def jobs_with_waiting(self) -> list[str]:
+        """Every job that has an event waiting, each once, by name: what start-up looks at."""
+        ...
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def insert_run(self, run: Run) -> None:
+        """Add ``run``. Raises :class:`~cronduit.ports.Conflict` (nothing written) when its id
+        was used before, or when it is exclusive while the job has an exclusive run not
+        ended. Concurrency: both are unique keys, so of two transactions starting an
+        exclusive run of one job, on one daemon or two, the later commit is refused."""
+        ...
+
+    def update_run(self, run_id: str, **values: object) -> None:
+        """Set the named fields of the run (the names of :class:`Run`'s fields; any other
+        raises ValueError before anything is written); nothing for an unknown id or no
+        values. The database refuses a ``state`` outside :class:`RunState`.
+
+        Concurrency: not guarded; the caller owns the run (the engine that started it), and
+        of two writes of one field the last commit wins."""
+        ...
+
+    def record_starts(self, starts: Sequence[tuple[str, int, int]]) -> None:
+        """For each ``(run id, pid, process start time)``, record the process of the run's
+        attempt, in one statement (the launches of a tick); nothing else of the run
+        changes. Unknown ids are ignored; recording the same again is harmless."""
+        ...
+
+    def get_run(self, run_id: str) -> Run | None:
+        """The run, or None for an unknown id."""
+        ...
+
+    def active_runs(self, job: str | None = None) -> list[Run]:
+        """Runs not ended (``running`` or ``backoff``), of ``job`` or of every job, in the
+        order they were created."""
+        ...
+
+    def active_count(self, job: str) -> tuple[int, int]:
+        """(runs of ``job`` not ended, how many of them are in backoff), read in one go: the
+        overlap policy's input for each arriving trigger."""
+        ...
+
+    def due_backoffs(self, now: datetime) -> list[Run]:
+        """Runs in ``backoff`` whose next attempt or deadline is at or before ``now``, in
+        the order they were created."""
+        ...
+
+    def overdue_runs(self, now: datetime) -> list[Run]:
+        """``running`` runs whose deadline is at or before ``now`` and that nobody has asked
+        to stop yet (no ``cancel_reason``), in the order they were created. The caller sets
+        the cancel reason as it stops them, so each is returned until then only."""
+        ...
+
+    def history(self, job: str, limit: int) -> list[Run]:
+        """The job's runs, ended or not, newest first, at most ``limit``."""
+        ...
+
+    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
+        """Ended runs of ``job`` older than its newest ``keep`` runs (ended or not) whose
+        files are still kept (``files_pruned`` false), oldest first. ``keep`` is at least 1."""
+        ...
+
+    # -- run ends -----------------------------------------------------------------------
+
+    def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,
+                       ended_at: datetime) -> int:
+        """Record that ``run_id`` ended, with its run-ended ``event`` (``completed``,
+        ``failed``, ``timed_out``, ``cancelled``) and outcome; its seq, or 0 when that
+        run's end was recorded before (nothing written: a run ends once, a unique key).
+        Seqs rise in the order ends are recorded."""
+        ...
+
+    def run_ends_after(self, job: str | None, seq: int) -> list[RunEnd]:
+        """Run ends with a seq above ``seq``, of ``job`` or of every job, in seq order: what
+        ``job wait`` follows from :meth:`last_run_end_seq`."""
+        ...
+
+    def unchained_run_ends(self, limit: int) -> list[RunEnd]:
+        """Up to ``limit`` run ends not marked chained yet, in seq order: what ``on.after``
+        chaining has still to handle."""
+        ...
+
+    def mark_chained(self, seq: int) -> None:
+        """Mark a run end handled by chaining, so it is not read again. Idempotent. The
+        chained triggers are accepted in the same transaction, with delivery ids made from
+        the run, so a chaining replayed after a crash accepts nothing twice."""
+        ...
+
+    def last_run_end_seq(self) -> int:
+        """The highest run-end seq, 0 when there is none: a follower's starting point, so
+        that ends recorded before it started are not taken for the next one."""
+        ...
