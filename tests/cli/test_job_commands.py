@@ -368,7 +368,7 @@ def test_a_manual_run_while_the_daemon_is_down_is_accepted_and_says_so(install: 
         result.exit_code, result.stdout, result.stderr)
     assert ("build", "manual", "manual by dana", "dana", {"inputs": {"MODE": "fast", "TAG": "v7"}},
             []) == (event.job, event.kind, event.label, event.operator,
-                    json.loads(event.payload), install.nudged)
+                    json.loads(event.payload.text), install.nudged)
     assert event.delivery_id.startswith("manual/build/")
 
 

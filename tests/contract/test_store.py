@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cronduit.core.payload import Payload
 from cronduit.ports import AuditEntry, Conflict, NewEvent, Pause, Run, SlotRecord, Store, Timer
 from cronduit.store.sql.migrate import LATEST, statements
 from cronduit.store.sqlite import SqliteStore
@@ -46,12 +47,12 @@ def test_events_keep_their_fields_and_acceptance_order(store: Store) -> None:
     slot = datetime(2026, 3, 29, 1, 0, tzinfo=UTC)
     with store.transaction() as tx:
         tx.insert_event(NewEvent("a", "report", "timer", "cron x", T0, slot=slot, late=True,
-                                 payload='{"k": 1}', operator="ana"))
+                                 payload=Payload('{"k": 1}'), operator="ana"))
         tx.insert_event(event("b"))
     with store.transaction() as tx:
         first, second = tx.new_events(10)
     assert ("a", slot, True, '{"k": 1}', "ana", "new") == (
-        first.delivery_id, first.slot, first.late, first.payload, first.operator, first.state)
+        first.delivery_id, first.slot, first.late, first.payload.text, first.operator, first.state)
     assert first.seq < second.seq
 
 

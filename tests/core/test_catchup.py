@@ -6,7 +6,6 @@ London changes clocks on 2026-03-29 (01:00 GMT -> 02:00 BST) and 2026-10-25 (02:
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -17,19 +16,18 @@ from cronduit.core.catchup import (
     OVER_MAX_RUNS,
     PAUSED,
     SAME_NAME,
-    SERIAL_CATCH_UP,
     SUPERSEDED,
     Missed,
     arm_edited,
     arm_new,
-    catch_up_policy,
     decide_firing,
     decide_held_firing,
     decide_interval_firing,
     published_payload,
 )
 from cronduit.core.cron import DstPolicy
-from cronduit.core.enums import CatchUpMode, DstGap, Overlap
+from cronduit.core.enums import CatchUpMode, DstGap, Overlap, TriggerKind
+from cronduit.core.payload import SERIAL_CATCH_UP
 from cronduit.core.timespec import (
     CalendarSchedule,
     IntervalSchedule,
@@ -121,12 +119,12 @@ def test_a_serial_catch_up_carries_its_own_policy_except_under_skip_and_replace(
     all_mode = catch_up(window=6 * 3600, mode=CatchUpMode.ALL)
     serial = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), all_mode)
     plain = decide_firing(schedule, armed, None, utc("2026-06-01T03:20"), catch_up())
-    own = {policy.value: catch_up_policy(json.loads(published_payload(serial, policy)))
+    own = {policy.value: published_payload(serial, policy).own_policy(TriggerKind.TIMER)
            for policy in Overlap}
     assert {"queue": SERIAL_CATCH_UP, "allow": SERIAL_CATCH_UP, "skip": None,
             "replace": None} == own
     assert (Overlap.ALLOW, 1) == (SERIAL_CATCH_UP.overlap, SERIAL_CATCH_UP.max_parallel)
-    assert "{}" == published_payload(plain, Overlap.QUEUE)
+    assert "{}" == published_payload(plain, Overlap.QUEUE).text
 
 
 def test_catch_up_false_runs_on_time_slots_only() -> None:

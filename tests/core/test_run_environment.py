@@ -11,6 +11,7 @@ import pytest
 
 from cronduit.core.config.loader import load_config
 from cronduit.core.config.model import Job
+from cronduit.core.payload import EMPTY, Payload
 from cronduit.core.run_environment import (
     UNREADABLE_INPUTS,
     UnreadableInputs,
@@ -39,7 +40,7 @@ class FakeTrigger:
     late: bool = False
     accepted_at: datetime = T0
     operator: str | None = "ana"
-    payload: str = "{}"
+    payload: Payload = EMPTY
 
 
 def job(text: str) -> Job:
@@ -128,7 +129,7 @@ def test_stored_inputs_that_are_not_an_object_of_strings_cannot_be_read(stored: 
 def test_the_trigger_document_is_one_sorted_line_of_the_trigger_and_its_payload() -> None:
     """A payload's keys (the inputs, a webhook's body) sit beside the trigger's fields."""
     trigger = FakeTrigger(kind="timer", slot=T0, late=True, operator=None,
-                          payload='{"inputs": {"LEVEL": "low"}}')
+                          payload=Payload('{"inputs": {"LEVEL": "low"}}'))
     text = trigger_document(trigger, "r1")
     assert ('{"accepted_at": "2026-03-30T12:00:00Z", "delivery_id": "manual/1", "inputs": '
             '{"LEVEL": "low"}, "kind": "timer", "label": "manual by ana", "late": true, '
@@ -136,7 +137,7 @@ def test_the_trigger_document_is_one_sorted_line_of_the_trigger_and_its_payload(
 
 
 def test_a_trigger_without_a_slot_says_null() -> None:
-    assert None is json.loads(trigger_document(FakeTrigger(payload=""), "r1"))["slot"]
+    assert None is json.loads(trigger_document(FakeTrigger(payload=Payload("")), "r1"))["slot"]
 
 
 @pytest.mark.parametrize(("job_dir", "expected"), [

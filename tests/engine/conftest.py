@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cronduit.core.config import load_config
+from cronduit.core.payload import Payload
 from cronduit.engine import Engine
 from cronduit.ports import NewEvent, Run
 from cronduit.store.sqlite import SqliteStore
@@ -58,7 +59,8 @@ class Rig:
                ) -> int | None:
         with self.store.transaction() as tx:
             return tx.insert_event(NewEvent(delivery, job, kind, f"{kind} {delivery}",
-                                            self.clock.now(), payload=json.dumps(payload or {})))
+                                            self.clock.now(),
+                                            payload=Payload(json.dumps(payload or {}))))
 
     def history(self, job: str) -> list[Run]:
         with self.store.transaction() as tx:

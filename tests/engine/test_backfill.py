@@ -120,7 +120,7 @@ def test_a_backfill_trigger_carries_its_mark_and_slot(make_rig: MakeRig) -> None
     trigger = rig.runner.launched[0].trigger
     assert "backfill/j/2026-10-25T00:00:00Z" == trigger.delivery_id
     assert datetime(2026, 10, 25, 0, 0, tzinfo=UTC) == trigger.slot
-    assert json.loads(trigger.payload)["backfill"] is True
+    assert json.loads(trigger.payload.text)["backfill"] is True
     assert "ana" == rig.history("j")[0].operator
 
 

@@ -27,7 +27,7 @@ def test_a_label_stored_raw_by_an_older_version_reaches_the_log_cleaned(
     daemon.engine.apply(config, T0)
     with store.transaction() as tx:
         tx.insert_event(NewEvent("webhook/poke/old", "poke", TriggerKind.WEBHOOK,
-                                 "webhook \x1b[2J\x00\u202eevil", T0, payload="{}"))
+                                 "webhook \x1b[2J\x00\u202eevil", T0))
     daemon.engine.tick(T0)
     store.close()
     (started,) = [line for line in lines if " run poke " in line]

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cronduit.core.config.loader import load_config
+from cronduit.core.payload import EMPTY
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, Run
@@ -23,7 +24,7 @@ def test_a_launch_on_a_full_state_folder_is_deferred_then_runs_once_there_is_roo
     space back the same attempt launches and its job runs."""
     config = load_config("jobs:\n  j: {run: 'echo ran', every: 1h}\n", "cronduit.yaml")
     run = Run(id="r1", job="j", kind="manual", label="x", state="running", created_at=T0)
-    event = Event(1, "d1", "j", "manual", "x", None, False, "{}", None, T0, "consumed", "r1")
+    event = Event(1, "d1", "j", "manual", "x", None, False, EMPTY, None, T0, "consumed", "r1")
     item = (run, config.jobs["j"], event, 1)
     with small_tmpfs(tmp_path / "state") as state:
         paths = StatePaths(state)

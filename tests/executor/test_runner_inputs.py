@@ -10,6 +10,7 @@ import pytest
 
 from cronduit.core.config.loader import load_config
 from cronduit.core.lifecycle import AttemptReport
+from cronduit.core.payload import EMPTY
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
@@ -30,7 +31,7 @@ def launch(paths: StatePaths, config_path: Path, stored: str) -> list[AttemptRep
     paths.root.mkdir()
     run = Run(id="r1", job="j", kind="manual", label="x", state="running", created_at=T0,
               inputs=stored)
-    event = Event(1, "d1", "j", "manual", "x", None, False, "{}", None, T0, "consumed", "r1")
+    event = Event(1, "d1", "j", "manual", "x", None, False, EMPTY, None, T0, "consumed", "r1")
 
     async def scenario() -> list[AttemptReport]:
         woken = asyncio.Event()

@@ -9,6 +9,7 @@ from pathlib import Path
 from cronduit.core.config.loader import load_config
 from cronduit.core.config.model import Job, Step
 from cronduit.core.lifecycle import AttemptReport
+from cronduit.core.payload import EMPTY
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run
@@ -26,7 +27,7 @@ def test_an_attempt_that_counts_as_started_ends_vanished_instead_of_raising(
     paths = StatePaths(tmp_path / "state")
     runner = ProcessRunner(paths, tmp_path / "cronduit.yaml", dict, lambda: None)
     run = Run(id="r1", job="j", kind="schedule", label="x", state="running", created_at=T0)
-    event = Event(1, "d1", "j", "schedule", "x", None, False, "{}", None, T0, "consumed", "r1")
+    event = Event(1, "d1", "j", "schedule", "x", None, False, EMPTY, None, T0, "consumed", "r1")
     started_before = paths.attempt("r1", 1)
     started_before.parent.mkdir(parents=True)
     started_before.write_bytes(b"4242\n")
@@ -48,7 +49,7 @@ def test_a_job_the_executor_cannot_start_ends_with_the_reason_instead_of_raising
     runner = ProcessRunner(paths, tmp_path / "cronduit.yaml", dict, lambda: None)
     runs = [Run(id=f"r{i}", job=name, kind="manual", label="x", state="running", created_at=T0)
             for i, name in ((1, "s"), (2, "j"))]
-    events = [Event(i, f"d{i}", run.job, "manual", "x", None, False, "{}", None, T0, "consumed",
+    events = [Event(i, f"d{i}", run.job, "manual", "x", None, False, EMPTY, None, T0, "consumed",
                     run.id) for i, run in enumerate(runs, 1)]
 
     async def launch() -> list[tuple[int, int] | None]:

@@ -53,7 +53,7 @@ async def test_a_push_triggers_the_jobs_whose_filters_it_passes(api: Api) -> Non
     assert recorded is not None
     assert 2 == recorded.triggers
     assert {TriggerKind.EVENT} == {t.kind for t in triggers}
-    facts = json.loads(triggers[0].payload)["delivery"]
+    facts = json.loads(triggers[0].payload.text)["delivery"]
     assert ("d-1", "main", ["docs/guide.md", "src/app.py"]) == (
         facts["id"], facts["branch"], sorted(facts["files"]))
     api.tick()
@@ -143,7 +143,7 @@ async def test_a_head_confirmed_in_the_workspace_clone_names_the_branch(
     assert ["red-main", "red-any"] == answer.json()["triggered"]
     with api.store.transaction() as tx:
         (first, _) = tx.events_of_delivery("d-1")
-    assert True is json.loads(first.payload)["delivery"]["branch_verified"]
+    assert True is json.loads(first.payload.text)["delivery"]["branch_verified"]
 
 
 WAITING = """\

@@ -63,7 +63,7 @@ async def test_a_webhook_body_at_the_limit_is_accepted_with_its_inputs(api: Api)
     assert 202 == answer.status_code, answer.text
     event = api.event(answer.json()["delivery_id"])
     assert event is not None
-    assert {"inputs": {"REGION": "us", "TAG": "v1"}, "body": body} == json.loads(event.payload)
+    assert {"inputs": {"REGION": "us", "TAG": "v1"}, "body": body} == json.loads(event.payload.text)
     api.tick()
     [run] = api.history("inputs")
     assert '{"REGION": "us", "TAG": "v1"}' == run.inputs

@@ -25,7 +25,7 @@ async def test_a_signed_webhook_is_accepted_once_durable(api: Api) -> None:
     assert event.seq == body["event"]
     assert not body["duplicate"]
     assert (TriggerKind.WEBHOOK, "poke") == (event.kind, event.job)
-    assert '{"ref": "main"}' == json.loads(event.payload)["body"]
+    assert '{"ref": "main"}' == json.loads(event.payload.text)["body"]
     api.tick()
     assert ["webhook {\"ref\": \"main\"}"] == [run.label for run in api.history("poke")]
 
@@ -110,7 +110,7 @@ async def test_the_label_clips_a_long_body_and_the_event_keeps_it_whole(api: Api
     assert event.label.startswith("webhook word word")
     assert len(event.label) == len("webhook ") + LABEL_BODY_CHARS
     assert event.label.endswith("…")
-    assert text == json.loads(event.payload)["body"]
+    assert text == json.loads(event.payload.text)["body"]
 
 
 async def test_control_characters_in_a_body_reach_neither_label_nor_log_but_the_trigger(
@@ -126,7 +126,7 @@ async def test_control_characters_in_a_body_reach_neither_label_nor_log_but_the_
     assert f"run poke {run.id}: started [{run.label}]" == started
     assert [] == [line for line in api.lines if UNSAFE.search(line)]
     (launched,) = api.runner.launched
-    assert body.decode() == json.loads(launched.trigger.payload or "{}")["body"]
+    assert body.decode() == json.loads(launched.trigger.payload.text)["body"]
 
 
 async def test_concurrent_webhooks_while_running_leave_one_pending_run_for_the_newest(

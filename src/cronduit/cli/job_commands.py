@@ -31,10 +31,9 @@ from cronduit.cli.render import (
     stderr_is_terminal,
     utc,
 )
-from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
-from cronduit.core.enums import EventState, Outcome, RunState
+from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
 from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import TextError, check_operator, clean
 from cronduit.daemon import running_daemon
@@ -86,7 +85,7 @@ def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
         with contextlib.suppress(OSError):  # pruned with the run's files, or never written
             record["workspace"] = (paths.run(run.id) / "workspace").read_text().strip()
     trigger = next((event for event in events if event.seq == run.trigger_seq), None)
-    if trigger is not None and trigger_policy(json.loads(trigger.payload or "{}")) is not None:
+    if trigger is not None and trigger.payload.own_policy(TriggerKind.MANUAL) is not None:
         record["backfill"] = True
         record["slot"] = utc(trigger.slot)
     notifications = tx.notifications_of_run(run.id)

@@ -37,16 +37,15 @@ never makes a slot look late.
 
 from __future__ import annotations
 
-import json
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cronduit.core.backfill import SERIAL, BackfillPolicy
 from cronduit.core.config.model import SCHEDULING_TOLERANCE, CatchUp
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import CatchUpMode, Overlap
+from cronduit.core.payload import EMPTY, SERIAL, Payload
 from cronduit.core.timespec import CalendarSchedule, IntervalSchedule, RemovedSlot, Slot
 
 LISTED_MISSED = 1000
@@ -256,31 +255,19 @@ def _choose(
     return chosen
 
 
-CATCH_UP_ALL = "all"
-"""What a serial catch-up's triggers say in their payload (``catch_up``)."""
-SERIAL_CATCH_UP = BackfillPolicy.named(SERIAL)
-"""The policy a serial catch-up's triggers follow: ``allow`` with at most one run going, so
-each slot is its own run and they run one after another, oldest first (as a backfill's)."""
-_SERIAL_PAYLOAD = json.dumps({"catch_up": CATCH_UP_ALL, "overlap": SERIAL_CATCH_UP.overlap.value,
-                              "max_parallel": SERIAL_CATCH_UP.max_parallel}, sort_keys=True)
 _OWN_POLICY = frozenset({Overlap.QUEUE, Overlap.ALLOW})
 """Timer policies a serial catch-up replaces: ``queue`` would coalesce the slots into one
 run, ``allow`` would run them side by side. ``skip`` and ``replace`` still apply."""
 
 
-def published_payload(firing: Firing, timer_policy: Overlap) -> str:
+def published_payload(firing: Firing, timer_policy: Overlap) -> Payload:
     """The payload of the timer triggers ``firing`` publishes for a job whose timer overlap
-    is ``timer_policy``: ``{}``, or for a serial catch-up under queue or allow the policy its
-    triggers follow instead (:data:`SERIAL_CATCH_UP`, read back by :func:`catch_up_policy`)."""
+    is ``timer_policy``: empty, or for a serial catch-up under queue or allow the policy its
+    triggers follow instead (:data:`~cronduit.core.payload.SERIAL_CATCH_UP`, read back by
+    :meth:`~cronduit.core.payload.Payload.own_policy`)."""
     if firing.serial and timer_policy in _OWN_POLICY:
-        return _SERIAL_PAYLOAD
-    return "{}"
-
-
-def catch_up_policy(payload: Mapping[str, object]) -> BackfillPolicy | None:
-    """The policy a timer trigger's payload carries: a serial catch-up's, else None (the job's
-    timer overlap)."""
-    return SERIAL_CATCH_UP if payload.get("catch_up") == CATCH_UP_ALL else None
+        return SERIAL
+    return EMPTY
 
 
 def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: datetime) -> Firing:

@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Final, Protocol
 
 from cronduit.core.config.model import Job
+from cronduit.core.payload import Payload
 from cronduit.core.timespec import format_utc
 
 __all__ = [
@@ -83,7 +84,7 @@ class TriggerFacts(Protocol):
     @property
     def operator(self) -> str | None: ...
     @property
-    def payload(self) -> str: ...
+    def payload(self) -> Payload: ...
 
 
 def run_inputs(job: Job, stored: str) -> dict[str, str]:
@@ -133,7 +134,6 @@ def workspace_variables(path: str, note: str) -> dict[str, str]:
 def trigger_document(trigger: TriggerFacts, run_id: str) -> str:
     """``$CRONDUIT_TRIGGER_FILE``'s text: the trigger's own fields, then its payload's (the
     inputs, a webhook's body, a code-host delivery's facts), one JSON object on one line."""
-    payload = json.loads(trigger.payload or "{}")
     document = {
         "kind": trigger.kind,
         "label": trigger.label,
@@ -143,7 +143,7 @@ def trigger_document(trigger: TriggerFacts, run_id: str) -> str:
         "accepted_at": format_utc(trigger.accepted_at),
         "operator": trigger.operator,
         "run": run_id,
-        **payload,
+        **trigger.payload.fields,
     }
     return json.dumps(document, sort_keys=True) + "\n"  # the C encoder: no indent
 

@@ -23,6 +23,7 @@ from cronduit.core.catchup import (
 from cronduit.core.config.model import Job
 from cronduit.core.enums import SlotFate, TriggerKind
 from cronduit.core.pausing import UNHELD, holds, is_held
+from cronduit.core.payload import EMPTY
 from cronduit.core.timespec import IntervalSchedule, Schedule, Slot
 from cronduit.engine.plan import BATCH, Plan, Stage
 from cronduit.ports import Conflict, NewEvent, SlotRecord, Timer, Transaction
@@ -124,7 +125,7 @@ def _gather(plan: Plan, name: str, schedule: Schedule, firing: Firing, now: date
     events = batch.events
     # a serial catch-up's triggers carry their own policy; every other firing's, none
     payload = (published_payload(firing, plan.config.jobs[name].overlap.of(_TIMER))
-               if firing.serial else "{}")
+               if firing.serial else EMPTY)
     for published in firing.publish:
         # Written out here rather than in a helper: this runs for every firing, and the
         # call and keyword arguments were a few per cent of the firing path.

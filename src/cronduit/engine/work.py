@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from cronduit.core.backfill import trigger_policy
-from cronduit.core.catchup import catch_up_policy
 from cronduit.core.config.model import Job
 from cronduit.core.enums import EventState, RunState, TriggerKind
 from cronduit.core.lifecycle import run_deadline
@@ -72,22 +70,15 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
 
 
 def trigger_of(event: Event) -> Trigger:
-    """The trigger as the core's overlap rules take it."""
+    """The trigger as the core's overlap rules take it, with the policy it carries of its
+    own (a backfill's, a serial catch-up's), if any."""
     kind = TriggerKind(event.kind)
-    if event.payload != "{}" and kind in _OWN_POLICY_READERS:
-        # Only triggers cronduit itself writes may carry their own policy: a manual one (a
-        # backfill's) and a timer one (a serial catch-up's). Other kinds' payloads (webhook
-        # bodies, code-host deliveries) come from outside and are never read here.
-        own = _OWN_POLICY_READERS[kind](json.loads(event.payload))
-        if own is not None:
-            return Trigger(event.delivery_id, kind, event.seq, own.overlap, own.max_parallel)
+    own = event.payload.own_policy(kind)
+    if own is not None:
+        return Trigger(event.delivery_id, kind, event.seq, own.overlap, own.max_parallel)
     return Trigger(event.delivery_id, kind, event.seq)
-
-
-_OWN_POLICY_READERS = {TriggerKind.MANUAL: trigger_policy, TriggerKind.TIMER: catch_up_policy}
 
 
 def inputs_of(event: Event) -> str:
     """The inputs a trigger carries, as the run record keeps them."""
-    payload = json.loads(event.payload or "{}")
-    return json.dumps(payload.get("inputs", {}), sort_keys=True)
+    return json.dumps(event.payload.inputs, sort_keys=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -10,6 +9,7 @@ from cronduit.core import backfill
 from cronduit.core.config.model import Job
 from cronduit.core.enums import TriggerKind
 from cronduit.core.overlap import REFUSED_PAUSED
+from cronduit.core.payload import Payload
 from cronduit.core.timespec import Slot, format_utc
 from cronduit.intake.audit import describe, record
 from cronduit.intake.refusals import Accepted, RequestRefused, checked_operator, insert
@@ -27,7 +27,7 @@ def accept_backfill(tx: Transaction, job: Job, slots: Sequence[Slot],
     pause = tx.active_pause(job.name)
     if pause is not None:
         raise RequestRefused(409, f"job {job.name}: {REFUSED_PAUSED} ({describe(pause)})")
-    payload = json.dumps(policy.payload())
+    payload = Payload.build(backfill=policy)
     accepted = [
         insert(tx, NewEvent(backfill.delivery_id(job.name, slot), job.name, TriggerKind.MANUAL,
                              backfill.label(slot), now, slot=slot.instant,

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from cronduit.core.enums import TriggerKind
 from cronduit.core.github import CodeEvent
+from cronduit.core.payload import Payload
 from cronduit.intake.refusals import KEY, RequestRefused
 from cronduit.ports import Delivery, Event, NewEvent, Transaction
 
@@ -40,7 +41,7 @@ def accept_code_event(tx: Transaction, delivery_id: str, event: CodeEvent, jobs:
                       len(jobs))
     if not tx.record_delivery(record):
         return DeliveryAccepted(tx.events_of_delivery(delivery_id), created=False)
-    payload = json.dumps({"delivery": facts}, sort_keys=True)
+    payload = Payload.build(delivery=facts)
     for job in jobs:
         tx.insert_event(NewEvent(f"github/{delivery_id}/{job}", job, TriggerKind.EVENT,
                                  event.label, now, payload=payload, parent=delivery_id))

@@ -3,7 +3,6 @@ pending unless queued, their inputs checked against the job's declarations."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
@@ -12,6 +11,7 @@ from cronduit.core.config.model import Job
 from cronduit.core.enums import TriggerKind
 from cronduit.core.inputs import resolve_inputs
 from cronduit.core.overlap import REFUSED_PAUSED, JobState, Trigger, manual_refusal
+from cronduit.core.payload import Payload
 from cronduit.core.text import clean
 from cronduit.intake.audit import describe, record
 from cronduit.intake.refusals import Accepted, RequestRefused, checked_operator, insert
@@ -64,7 +64,7 @@ def accept_manual(tx: Transaction, job: Job, inputs: Mapping[str, str], *, queue
     label = "manual" if operator is None else f"manual by {clean(operator)}"
     delivery_id = f"manual/{job.name}/{uuid.uuid4().hex}"
     accepted = insert(tx, NewEvent(delivery_id, job.name, TriggerKind.MANUAL, label, now,
-                                    payload=json.dumps({"inputs": dict(inputs)}),
+                                    payload=Payload.build(inputs=inputs),
                                     operator=operator))
     record(tx, "run", operator, now, job.name, inputs=dict(inputs), queue=queue,
            delivery_id=delivery_id)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from datetime import datetime
 
 from cronduit.core.config.model import Job
 from cronduit.core.enums import TriggerKind
+from cronduit.core.payload import Payload
 from cronduit.core.text import clean
 from cronduit.intake.refusals import KEY, Accepted, RequestRefused, insert
 from cronduit.ports import NewEvent, Transaction
@@ -32,9 +32,9 @@ def accept_webhook(tx: Transaction, job: Job, delivery_id: str, body: bytes,
                    inputs: Mapping[str, str], now: datetime) -> Accepted:
     """A job webhook's POST, accepted once per delivery id with its whole body."""
     text = body.decode("utf-8", errors="replace")
-    payload = {"inputs": dict(inputs), "body": text}
+    payload = Payload.build(inputs=inputs, body=text)
     return insert(tx, NewEvent(delivery_id, job.name, TriggerKind.WEBHOOK, webhook_label(text),
-                                now, payload=json.dumps(payload)))
+                               now, payload=payload))
 
 
 def webhook_label(body: str) -> str:

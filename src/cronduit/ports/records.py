@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.payload import EMPTY, Payload
 
 
 # Not frozen, unlike the other records: a frozen dataclass sets each field through
@@ -28,8 +29,8 @@ class NewEvent:
     accepted_at: datetime
     slot: datetime | None = None
     late: bool = False
-    payload: str = "{}"
-    """JSON: inputs, delivery fields or the webhook body."""
+    payload: Payload = EMPTY
+    """Inputs, a webhook's body, a delivery's facts, a backfill's own policy."""
     operator: str | None = None
     parent: str | None = None
     """The code-host delivery (:class:`Delivery`) this trigger was derived from."""
@@ -46,7 +47,7 @@ class Event:
     label: str
     slot: datetime | None
     late: bool
-    payload: str
+    payload: Payload
     operator: str | None
     accepted_at: datetime
     state: EventState

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any, Protocol, TypeVar
 
 from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.payload import EMPTY, Payload
 from cronduit.ports import (
     AuditEntry,
     Conflict,
@@ -141,6 +142,8 @@ def _make_reader(kind: type[R], columns: tuple[str, ...]) -> Callable[[Sequence[
             return from_text
         if (kind, name) in _ENUM_FIELDS:
             return _member_of(_ENUM_FIELDS[kind, name])
+        if name == "payload":
+            return _payload_of
         return bool if name in _BOOL_FIELDS else None
 
     if all(name in index_of for name in names):  # every field read: build positionally
@@ -180,9 +183,16 @@ def _params(values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _param(value) for name, value in values.items()}
 
 
+def _payload_of(text: str) -> Payload:
+    """A stored payload: the one empty value for the many that carry nothing."""
+    return EMPTY if text == "{}" else Payload(text)
+
+
 def _param(value: Any) -> Any:
     if isinstance(value, datetime):
         return to_text(value)
+    if isinstance(value, Payload):
+        return value.text
     if isinstance(value, bool):
         return int(value)
     return value
@@ -272,8 +282,8 @@ class SqlTransaction:
     def insert_events(self, events: Sequence[NewEvent]) -> list[int]:
         # Rows built field by field: the generic record-to-parameters path cost more than the
         # insert itself at thousands of firings a second.
-        rows = [(e.delivery_id, e.job, e.kind, e.label, to_text(e.slot), int(e.late), e.payload,
-                 e.operator, to_text(e.accepted_at), e.parent) for e in events]
+        rows = [(e.delivery_id, e.job, e.kind, e.label, to_text(e.slot), int(e.late),
+                 e.payload.text, e.operator, to_text(e.accepted_at), e.parent) for e in events]
         if not rows:
             return []
         if self._numbers_events:
