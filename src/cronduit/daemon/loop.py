@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cronduit.core import outage
 from cronduit.core.config.model import Config
+from cronduit.core.enums import EventState
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
@@ -306,9 +307,9 @@ class Daemon:
                 if reason_of(error) is None:
                     raise
                 return None
-            if event is not None and event.state == "consumed":
+            if event is not None and event.state == EventState.CONSUMED:
                 return event.run_id
-            if event is None or event.state != "new" or loop.time() >= deadline:
+            if event is None or event.state != EventState.NEW or loop.time() >= deadline:
                 return None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ticked.wait(), deadline - loop.time())

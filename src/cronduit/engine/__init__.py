@@ -27,6 +27,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from cronduit.core.config.model import Config
+from cronduit.core.enums import RunState
 from cronduit.core.lifecycle import recovered_attempt
 from cronduit.engine.arming import Record, arm
 from cronduit.engine.ending import Ended, attempt_ended, collect_ended, enforce_deadlines, retry_due
@@ -126,7 +127,7 @@ class Engine:
         with self.store.transaction() as tx:
             settle_pauses(stage, tx, now, outbox)
             for run in tx.active_runs():
-                if run.state != "running":
+                if run.state != RunState.RUNNING:
                     continue
                 found = recovered_attempt(self.runner.recover(run), run.pid is not None)
                 if found == "not_started":

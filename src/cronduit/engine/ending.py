@@ -39,7 +39,7 @@ def collect_ended(stage: Stage, tx: Transaction, ended: Ended, now: datetime,
     """Settle each reported end, once: a replayed report of a settled attempt is ignored."""
     for run_id, attempt, report in ended:
         run = tx.get_run(run_id)
-        if run is None or run.state != "running" or run.attempts != attempt:
+        if run is None or run.state != RunState.RUNNING or run.attempts != attempt:
             continue
         attempt_ended(stage, tx, run, attempt, report, now, outbox)
 
@@ -54,7 +54,7 @@ def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report:
     retry = retry_of(job.retry if job is not None else None)
     verdict = judge_attempt(report, attempt, retry, now, run.deadline_at or now)
     if verdict.retry_at is not None and job is not None:
-        tx.update_run(run.id, state="backoff", next_attempt_at=verdict.retry_at,
+        tx.update_run(run.id, state=RunState.BACKOFF, next_attempt_at=verdict.retry_at,
                       exit_status=report.exit_status, reason=verdict.reason, pid=None)
         joined = on_backoff(job_state(stage, tx, job), job.overlap)
         tx.set_event_state([t.seq for t in joined], EventState.CONSUMED, run.id)
@@ -69,7 +69,7 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
             exit_status: int | None, now: datetime, outbox: Outbox) -> None:
     """Record the run's end with its run-end event, notifications and pruning; then start
     what its end freed."""
-    tx.update_run(run.id, state="ended", outcome=outcome, reason=reason,
+    tx.update_run(run.id, state=RunState.ENDED, outcome=outcome, reason=reason,
                   exit_status=exit_status, finished_at=now, next_attempt_at=None)
     tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
     # Wall-clock time: a clock stepped back during the run would make it negative.
@@ -121,7 +121,7 @@ def retry_due(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> N
                     run.exit_status, now, outbox)
         elif step == "retry":
             attempt = run.attempts + 1
-            tx.update_run(run.id, state="running", attempts=attempt, next_attempt_at=None)
+            tx.update_run(run.id, state=RunState.RUNNING, attempts=attempt, next_attempt_at=None)
             outbox.launches.append(Launch(replace(run, attempts=attempt), attempt))
 
 

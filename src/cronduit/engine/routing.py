@@ -14,7 +14,7 @@ from datetime import datetime
 
 from cronduit.core.chaining import follow_ups
 from cronduit.core.config.model import Job
-from cronduit.core.enums import EventState, Outcome, TriggerKind
+from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
 from cronduit.core.overlap import (
     Arrival,
     Decision,
@@ -72,14 +72,14 @@ def _carry(stage: Stage, tx: Transaction, job: Job, event: Event, decision: Deci
     elif decision is Decision.WAIT:
         tx.set_event_state([event.seq], EventState.WAITING, None)
     elif decision is Decision.JOIN:
-        sleeping = next(run for run in tx.active_runs(job.name) if run.state == "backoff")
+        sleeping = next(run for run in tx.active_runs(job.name) if run.state == RunState.BACKOFF)
         tx.set_event_state([event.seq], EventState.CONSUMED, sleeping.id)
     elif decision is Decision.SKIP:
         skip(stage, tx, job, event, arrival.reason or "", now, outbox)
     else:  # REPLACE: the trigger waits for the runs going to end
         tx.set_event_state([event.seq], EventState.WAITING, None)
         for run in tx.active_runs(job.name):
-            if replaced_at_once(run.state == "backoff"):
+            if replaced_at_once(run.state == RunState.BACKOFF):
                 end_run(stage, tx, run, Outcome.CANCELLED, arrival.reason or "",
                         run.exit_status, now, outbox)
             else:
