@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import find, given, seed, settings
-from tests.fuzzing import SUITE, Finding, shown
+from tests.fuzzing.findings import SUITE, Finding, shown
 from tests.fuzzing.targets import BY_NAME, TARGETS, Check, Target
 
 import cronduit

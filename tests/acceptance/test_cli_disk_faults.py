@@ -10,7 +10,7 @@ from contextlib import closing
 from pathlib import Path
 
 from tests.acceptance.conftest import Deployment
-from tests.mounts import fill, free, small_tmpfs
+from tests.helpers.mounts import fill, free, small_tmpfs
 
 CONFIG = """
 settings:

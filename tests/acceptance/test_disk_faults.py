@@ -14,7 +14,15 @@ from cronduit.executor.files import read_record
 from cronduit.store.sqlite import SqliteStore
 from tests.acceptance.conftest import Deployment
 from tests.acceptance.test_http import base_url
-from tests.mounts import ext4_image, fail_read_only, fill, free, holders, repair, small_tmpfs
+from tests.helpers.mounts import (
+    ext4_image,
+    fail_read_only,
+    fill,
+    free,
+    holders,
+    repair,
+    small_tmpfs,
+)
 
 HOOK_SECRET = "hook-secret-disk-faults"
 SECRETS = {"HOOK_KEY": HOOK_SECRET}

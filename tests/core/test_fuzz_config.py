@@ -8,7 +8,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.fuzzing import SUITE
 from tests.fuzzing.config import (
     FILENAMES,
     ConfigCase,
@@ -19,6 +18,7 @@ from tests.fuzzing.config import (
     nows,
     yaml_soup,
 )
+from tests.fuzzing.findings import SUITE
 from tests.fuzzing.values import deep_json, deep_yaml
 
 

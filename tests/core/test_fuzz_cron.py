@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 
-from tests.fuzzing import SUITE
 from tests.fuzzing.cron import CronCase, check, cron_cases
+from tests.fuzzing.findings import SUITE
 
 
 @settings(SUITE, max_examples=1000)

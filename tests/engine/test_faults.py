@@ -15,7 +15,7 @@ from cronduit.engine import Engine
 from cronduit.ports import NewEvent, Run
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
-from tests.engine.flaky import FlakyStore
+from tests.helpers.flaky import FlakyStore
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -28,7 +28,8 @@ from cronduit.executor import (
     launch,
 )
 from cronduit.executor.files import read_record
-from tests.executor import (
+from tests.helpers.logs import read_log
+from tests.helpers.processes import (
     alive,
     eventually,
     finish,
@@ -36,7 +37,6 @@ from tests.executor import (
     spec_for,
     start_time_of,
 )
-from tests.helpers.logs import read_log
 from tests.helpers.spawn import supervisor_pid
 
 FAKE_DAEMON = """

@@ -14,7 +14,7 @@ from pathlib import Path
 from cronduit.executor import supervisor
 from cronduit.executor.adopt import record_complete
 from cronduit.executor.files import read_record
-from tests.executor import ENV, eventually, group_killed_afterwards
+from tests.helpers.processes import ENV, eventually, group_killed_afterwards
 
 
 def test_a_daemon_gone_with_answers_unread_still_gets_every_exit_recorded(

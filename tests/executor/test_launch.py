@@ -18,7 +18,7 @@ from cronduit.executor import (
     inspect,
     launch,
 )
-from tests.executor import ENV, finish, run_job, spec_for
+from tests.helpers.processes import ENV, finish, run_job, spec_for
 
 PYTHON = sys.executable
 

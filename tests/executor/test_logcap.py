@@ -21,8 +21,8 @@ from cronduit.executor.adopt import record_complete
 from cronduit.executor.files import read_record
 from cronduit.executor.logcap import COLLAPSE, PUNCH, TRUNCATE, CappedLog, cut, open_capped
 from cronduit.executor.logs import LogReader
-from tests.executor import alive, eventually, finish, group_killed_afterwards, spec_for
 from tests.helpers.logs import follow_log, read_log
+from tests.helpers.processes import alive, eventually, finish, group_killed_afterwards, spec_for
 
 CAP = 1 << 20
 MARKER = re.compile(rb"\n\[cronduit: ([0-9]+) bytes cut here; max_log 1MiB\]\n")
@@ -97,7 +97,7 @@ _DAEMON_THEN_KILLED = """
 import os, signal, sys
 from pathlib import Path
 from cronduit.executor import launch
-from tests.executor import spec_for
+from tests.helpers.processes import spec_for
 folder = Path(sys.argv[1])
 attempt = launch(spec_for(folder, shell=sys.argv[2], max_log=int(sys.argv[3])))
 print(attempt.pid, flush=True)

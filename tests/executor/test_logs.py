@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 from cronduit.executor import Attempt, launch
-from tests.executor import finish, spec_for
 from tests.helpers.logs import follow_log
+from tests.helpers.processes import finish, spec_for
 
 
 def test_following_yields_everything_the_job_writes_and_stops_when_it_ends(

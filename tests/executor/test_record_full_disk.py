@@ -17,7 +17,7 @@ from cronduit.executor import Attempt, Exited, exits, wait
 from cronduit.executor.adopt import record_complete
 from cronduit.executor.files import read_record
 from cronduit.executor.procfs import identity
-from tests.executor import ENV, eventually, group_killed_afterwards
+from tests.helpers.processes import ENV, eventually, group_killed_afterwards
 
 # A supervisor whose writes to attempt files fail with ENOSPC while the file named by its
 # second argument exists (each failure leaves a line in the third), as on a full disk.

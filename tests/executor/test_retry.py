@@ -9,7 +9,7 @@ import pytest
 
 from cronduit.core.limits import MAX_DURATION
 from cronduit.executor import EX_TEMPFAIL, Exited, launch, parse_retry_after, retry_after
-from tests.executor import finish, spec_for
+from tests.helpers.processes import finish, spec_for
 
 
 @pytest.mark.parametrize(

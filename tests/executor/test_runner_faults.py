@@ -12,7 +12,7 @@ from cronduit.core.payload import EMPTY
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, Run
-from tests.mounts import fill, free, small_tmpfs
+from tests.helpers.mounts import fill, free, small_tmpfs
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

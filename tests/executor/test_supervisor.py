@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cronduit.executor import Exited, launch
-from tests.executor import alive, eventually, finish, run_job, spec_for
+from tests.helpers.processes import alive, eventually, finish, run_job, spec_for
 from tests.helpers.spawn import supervisor_pid
 
 ARGUMENT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"))

@@ -17,7 +17,7 @@ from cronduit.executor import (
     terminate_async,
 )
 from cronduit.executor.adopt import record_complete
-from tests.executor import (
+from tests.helpers.processes import (
     alive,
     eventually,
     finish,

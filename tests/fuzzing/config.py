@@ -50,8 +50,8 @@ from cronduit.core.timespec import (
     schedule_of,
 )
 from cronduit.executor.retry import parse_retry_after
-from tests.fuzzing import Finding, expect
 from tests.fuzzing import cron as cron_fuzz
+from tests.fuzzing.findings import Finding, expect
 from tests.fuzzing.values import (
     RAW_NUMBERS,
     deep_json,

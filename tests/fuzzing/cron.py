@@ -31,7 +31,7 @@ from cronduit.core.cron import Cron, CronError, DstPolicy, ZoneError
 from cronduit.core.enums import DstFold, DstGap
 from tests.core.strategies import ODD_ZONES, ZONES, instants_near_transitions, transitions
 from tests.core.strategies import cron_texts as valid_cron_texts
-from tests.fuzzing import expect
+from tests.fuzzing.findings import expect
 from tests.fuzzing.values import weighted
 
 ALL_ZONES = tuple(sorted(zoneinfo.available_timezones()))

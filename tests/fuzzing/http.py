@@ -33,7 +33,7 @@ from urllib.parse import quote
 from hypothesis import strategies as st
 
 from cronduit.core.signing import webhook_token
-from tests.fuzzing import expect
+from tests.fuzzing.findings import expect
 from tests.fuzzing.values import (
     deep_json,
     documents,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from tests.fuzzing import SUITE
+from tests.fuzzing.findings import SUITE
 from tests.fuzzing.http import HttpCase, HttpFuzz, api_cases, github_cases, session, webhook_cases
 
 

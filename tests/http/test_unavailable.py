@@ -10,8 +10,8 @@ import pytest
 
 from cronduit.intake.acceptor import Acceptor
 from cronduit.store.sqlite import SqliteStore
+from tests.helpers.mounts import fill, free, small_tmpfs
 from tests.http.conftest import API_TOKEN, Api, open_api
-from tests.mounts import fill, free, small_tmpfs
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ import pytest
 from cronduit.executor import launch, run_folders
 from cronduit.executor.run_folders import RunFolders
 from cronduit.paths import StatePaths
-from tests.executor import eventually, finish, group_killed_afterwards, spec_for
+from tests.helpers.processes import eventually, finish, group_killed_afterwards, spec_for
 
 
 def filled(folders: RunFolders, root: Path, run_id: str) -> Path:

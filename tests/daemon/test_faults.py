@@ -14,7 +14,7 @@ from cronduit.daemon.loop import Daemon
 from cronduit.notifier import NotificationSender
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
-from tests.engine.flaky import FlakyStore
+from tests.helpers.flaky import FlakyStore
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CONFIG = "jobs:\n  j: {run: 'true', every: 1h}\n"

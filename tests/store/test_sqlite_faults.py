@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cronduit.store.sqlite import SqliteStore
-from tests.mounts import fill, free, small_tmpfs
+from tests.helpers.mounts import fill, free, small_tmpfs
 
 BIG = "x" * 3000
 
