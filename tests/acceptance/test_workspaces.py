@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tests.acceptance.conftest import Deployment
-from tests.test_workspace import Remote
+from tests.helpers.git import Remote
 
 
 def run_now(deployment: Deployment, job: str) -> None:
