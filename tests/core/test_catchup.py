@@ -419,3 +419,17 @@ def _until(schedule: CalendarSchedule, armed: Slot, now: datetime) -> list[Slot]
             break
         slots.append(slot)
     return slots
+
+
+def test_an_interval_armed_inside_a_second_falls_due_on_whole_seconds_after() -> None:
+    """Armed at 12:00:00.6 it runs at once, for the slot 12:00:00; the next is due at
+    12:00:01.0, the slot it is named for, so its lateness counts from when it was due."""
+    armed = utc("2026-06-01T12:00") + timedelta(milliseconds=600)
+    firing = decide_interval_firing(IntervalSchedule(1), armed, armed)
+    assert utc("2026-06-01T12:00") == firing.publish[0].slot.instant
+    assert firing.next_slot is not None
+    assert (utc("2026-06-01T12:00:01"), utc("2026-06-01T12:00:01")) == (
+        firing.next_due, firing.next_slot.instant)
+    after_outage = decide_interval_firing(IntervalSchedule(60), armed,
+                                          armed + timedelta(minutes=5, milliseconds=300))
+    assert utc("2026-06-01T12:06:00") == after_outage.next_due

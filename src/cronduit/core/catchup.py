@@ -272,10 +272,15 @@ def published_payload(firing: Firing, timer_policy: Overlap) -> Payload:
 
 def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: datetime) -> Firing:
     """The firing of an ``every`` timer due at ``armed``: one run, then re-arm. The slot is
-    the second ``armed`` falls in (:meth:`IntervalSchedule.slot_at`)."""
+    the second ``armed`` falls in (:meth:`IntervalSchedule.slot_at`), and the next is due
+    ``every`` after it, on a whole second too: a job armed at 12:00:00.6 runs at once (slot
+    12:00:00), then at 12:00:01.0, 12:00:02.0, so a run's lateness is measured from the
+    instant it was due, never from a fraction of a second before it."""
     slot = schedule.slot_at(armed)
     step = timedelta(seconds=schedule.seconds)
-    following = armed + step if armed + step > now else now + step
+    following = slot.instant + step
+    if following <= now:  # behind by a step or more (an outage): one run, then every after now
+        following = now.replace(microsecond=0) + step
     lateness = _late_by(now, armed)
     return Firing(
         publish=(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE),),
