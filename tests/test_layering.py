@@ -70,3 +70,14 @@ def test_the_core_never_reads_the_clock_or_files() -> None:
                 if name in FORBIDDEN_CALLS:
                     offenders.append(f"{path.relative_to(CORE)}:{node.lineno} calls {name}()")
     assert [] == offenders
+
+
+def test_the_readme_layout_names_every_package_and_module() -> None:
+    """The README's layout lists every package and top-level module of ``src/cronduit``."""
+    readme = (SRC.parent / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    top = sorted(f"{path.name}/" if path.is_dir() else path.name
+                 for path in (SRC / "cronduit").iterdir()
+                 if not path.name.startswith("__") and (path.is_dir() or path.suffix == ".py"))
+    assert len(top) > 10
+    assert [name for name in top if name not in layout] == []
