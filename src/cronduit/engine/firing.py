@@ -30,8 +30,9 @@ from cronduit.ports import Conflict, NewEvent, SlotRecord, Timer, Transaction
 
 _TIMER = TriggerKind.TIMER
 
-Decided = dict[tuple[object, ...], Firing]
-"""Firing decisions shared by jobs of one decision group within a batch."""
+Decided = dict[tuple[object, ...], tuple[Firing, tuple[str, ...]]]
+"""Firing decisions shared by jobs of one decision group within a batch, each with the run
+labels of the slots it publishes (the jobs of a group share their schedule, so its labels)."""
 
 
 @dataclass
@@ -43,9 +44,6 @@ class _Batch:
     """Ledger rows, each with the index in ``events`` of the event it links to, if any."""
     moves: list[tuple[Timer, int]] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
-    labels: dict[int, tuple[object, str]] = field(default_factory=dict)
-    """Run labels by ``id`` of the published slot (kept with it): jobs sharing a decision
-    share its published slots, and so their labels."""
 
 
 def fire_timers(stage: Stage, tx: Transaction, now: datetime) -> int:
@@ -85,56 +83,57 @@ def _fire(plan: Plan, tx: Transaction, timer: Timer, now: datetime, batch: _Batc
     if job is None or schedule is None:
         tx.delete_timer(timer.job)
         return
-    firing = _decision(plan, job, timer, schedule, now, held, decided)
+    firing, labels = _decision(plan, job, timer, schedule, now, held, decided)
     if firing.next_slot is None or firing.next_due is None:
         tx.delete_timer(timer.job)
     else:
         moved = Timer(timer.job, timer.timing_key, firing.next_slot.instant,
                       firing.next_slot.name, firing.next_due, firing.last_name)
         batch.moves.append((moved, timer.version))
-    _gather(plan, timer.job, schedule, firing, now, batch)
+    _gather(plan, timer.job, firing, labels, now, batch)
 
 
 def _decision(plan: Plan, job: Job, timer: Timer, schedule: Schedule, now: datetime,
-              held: datetime | None, decided: Decided) -> Firing:
-    """The core's firing decision. Jobs that share a schedule and its state (every 1m, the
-    same cron line) share one decision: ``decided`` keeps it for the rest of the batch."""
+              held: datetime | None, decided: Decided) -> tuple[Firing, tuple[str, ...]]:
+    """The core's firing decision, with the labels of the runs it publishes. Jobs that share
+    a schedule and its state (every 1m, the same cron line) share one decision: ``decided``
+    keeps it for the rest of the batch."""
     if is_held(held, timer.due_at):
-        return decide_held_firing(schedule, Slot(timer.slot, timer.slot_name),
-                                  timer.last_name, now, held, job.catch_up,
-                                  due_of(job, schedule))
+        firing = decide_held_firing(schedule, Slot(timer.slot, timer.slot_name),
+                                    timer.last_name, now, held, job.catch_up,
+                                    due_of(job, schedule))
+        return firing, _labels(schedule, firing)
     if job.jitter:  # each job's own offset: its own decision
-        return _decide(plan, job, timer, schedule, now)
+        firing = _decide(job, timer, schedule, now)
+        return firing, _labels(schedule, firing)
     key = (plan.groups[timer.job], timer.slot, timer.slot_name, timer.last_name)
     found = decided.get(key)
     if found is None:
-        found = decided[key] = _decide(plan, job, timer, schedule, now)
+        firing = _decide(job, timer, schedule, now)
+        found = decided[key] = (firing, _labels(schedule, firing))
     return found
 
 
-def _decide(plan: Plan, job: Job, timer: Timer, schedule: Schedule, now: datetime) -> Firing:
+def _labels(schedule: Schedule, firing: Firing) -> tuple[str, ...]:
+    return tuple(schedule.label(published.slot) + (" (late)" if published.late else "")
+                 for published in firing.publish)
+
+
+def _decide(job: Job, timer: Timer, schedule: Schedule, now: datetime) -> Firing:
     if isinstance(schedule, IntervalSchedule):
         return decide_interval_firing(schedule, timer.due_at, now)
     return decide_firing(schedule, Slot(timer.slot, timer.slot_name), timer.last_name, now,
                          job.catch_up, due_of(job, schedule))
 
 
-def _gather(plan: Plan, name: str, schedule: Schedule, firing: Firing, now: datetime,
+def _gather(plan: Plan, name: str, firing: Firing, labels: tuple[str, ...], now: datetime,
             batch: _Batch) -> None:
     """The events and ledger rows of one firing, added to the batch."""
     events = batch.events
     # a serial catch-up's triggers carry their own policy; every other firing's, none
     payload = (published_payload(firing, plan.config.jobs[name].overlap.of(_TIMER))
                if firing.serial else EMPTY)
-    for published in firing.publish:
-        # Written out here rather than in a helper: this runs for every firing, and the
-        # call and keyword arguments were a few per cent of the firing path.
-        known = batch.labels.get(id(published))
-        if known is None:  # keeps ``published`` alive: its id names nothing else meanwhile
-            label = schedule.label(published.slot) + (" (late)" if published.late else "")
-            batch.labels[id(published)] = (published, label)
-        else:
-            label = known[1]
+    for published, label in zip(firing.publish, labels, strict=True):
         slot = published.slot
         events.append(NewEvent(slot.delivery_id(name), name, _TIMER, label, now,
                                slot.instant, published.late, payload))
