@@ -9,6 +9,7 @@ has no product method to stand on: it uses the SQL transaction's ``*_for_tests``
 from __future__ import annotations
 
 from cronduit.ports import Delivery, SlotRecord, Timer, Transaction
+from cronduit.store.pg.transaction import PgTransaction
 from cronduit.store.sql.transaction import SqlTransaction
 
 
@@ -33,5 +34,6 @@ def record_slot(tx: Transaction, record: SlotRecord) -> bool:
 def get_delivery(tx: Transaction, delivery_id: str) -> Delivery | None:
     """The code-host delivery recorded under ``delivery_id``, or None: read back through the
     SQL backends' test-only method, since nothing in cronduit reads a delivery whole."""
-    assert isinstance(tx, SqlTransaction), f"no test-only delivery read on {type(tx)}"
+    assert isinstance(tx, SqlTransaction | PgTransaction), (
+        f"no test-only delivery read on {type(tx)}")
     return tx.delivery_for_tests(delivery_id)

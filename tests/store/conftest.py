@@ -1,4 +1,8 @@
-"""The store contract runs against every backend; each backend is one fixture parameter."""
+"""The store contract runs against every backend; each backend is one fixture parameter.
+
+PostgreSQL: each test gets a schema of its own, dropped after it, so tests may run side by
+side and leave nothing behind (see :mod:`tests.helpers.postgres`).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,22 @@ import pytest
 from cronduit.ports import Store
 from cronduit.store.sqlite import SqliteStore
 
+BACKENDS = ["sqlite", "postgresql"]
 
-@pytest.fixture(params=["sqlite"])
+
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    backend = SqliteStore(tmp_path / "cronduit.db")
-    yield backend
-    backend.close()
+    if request.param == "sqlite":
+        backend: Store = SqliteStore(tmp_path / "cronduit.db")
+        yield backend
+        backend.close()
+        return
+    from cronduit.store.postgres import PostgresStore  # noqa: PLC0415 - loads psycopg
+    from tests.helpers.postgres import fresh_schema, in_schema  # noqa: PLC0415
+
+    with fresh_schema() as schema:
+        backend = PostgresStore(in_schema(schema))
+        try:
+            yield backend
+        finally:
+            backend.close()

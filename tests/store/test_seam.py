@@ -6,8 +6,11 @@ import ast
 import inspect
 from pathlib import Path
 
+import pytest
+
 import cronduit
 import cronduit.ports
+from cronduit.store.pg.transaction import PgTransaction
 from cronduit.store.sql.transaction import SqlTransaction
 
 SOURCE = Path(cronduit.__file__).parent
@@ -44,10 +47,14 @@ def test_every_method_of_the_seam_is_used_by_cronduit_itself() -> None:
     assert [] == sorted(_seam_methods() - called)
 
 
-def test_the_sql_transaction_offers_the_seam_and_marked_test_helpers_only() -> None:
-    """Anything else public on the SQL backends' transaction is named ``*_for_tests``."""
-    public = {name for name, value in vars(SqlTransaction).items()
+@pytest.mark.parametrize("transaction", [SqlTransaction, PgTransaction])
+def test_the_sql_transactions_offer_the_seam_and_marked_test_helpers_only(
+        transaction: type) -> None:
+    """Each backend's transaction has every method of the seam, and anything else public
+    on it is named ``*_for_tests``."""
+    public = {name for name, value in vars(transaction).items()
               if inspect.isfunction(value) and not name.startswith("_")}
+    assert [] == sorted(_seam_methods() - public - {"transaction", "close"})
     assert [] == sorted(name for name in public - _seam_methods()
                         if not name.endswith("_for_tests"))
 

@@ -1,7 +1,7 @@
 """State stores: one SQLite file out of the box, PostgreSQL for many hosts.
 
 :func:`open_store` picks the backend from ``settings.state``: a ``postgresql://`` URL, or a
-directory that holds ``cronduit.db``.
+directory that holds ``cronduit.db``. The PostgreSQL backend loads only when a URL names it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ def open_store(config: Config, config_path: Path, *, daemon: bool = False) -> St
     """The store named by ``settings.state``; ``daemon``: for the serving process, which
     checkpoints SQLite's WAL on a thread of its own."""
     if config.settings.uses_postgres:
-        raise NotImplementedError("the PostgreSQL store is not available yet in this version of "
-                                  "cronduit")
+        # Imported here: psycopg costs a tenth of a second to load, which a CLI on an SQLite
+        # state should not pay.
+        from cronduit.store.postgres import PostgresStore  # noqa: PLC0415
+
+        return PostgresStore(config.settings.state)
     return SqliteStore(StatePaths.of(config, config_path).database,
                        background_checkpoints=daemon)

@@ -1,0 +1,1 @@
+"""The SQL the PostgreSQL backend runs: schema, named queries, migrations."""

@@ -1,0 +1,234 @@
+-- Named queries of the PostgreSQL store. Each starts with "-- name: NAME"; parameters are
+-- %(name)s (psycopg's). The SQLite store's queries.sql with PostgreSQL's types, and with row
+-- locks where SQLite's one writer made a read the reader's own.
+
+-- name: insert_event
+-- The NOT EXISTS spares a seq for a delivery accepted before (ON CONFLICT alone would take
+-- one from the sequence first); ON CONFLICT still settles two transactions at once.
+INSERT INTO events (delivery_id, job, kind, label, slot, late, payload, operator, accepted_at,
+                    parent)
+SELECT %(delivery_id)s, %(job)s, %(kind)s, %(label)s, %(slot)s::timestamptz, %(late)s,
+       %(payload)s, %(operator)s, %(accepted_at)s::timestamptz, %(parent)s
+WHERE NOT EXISTS (SELECT 1 FROM events WHERE delivery_id = %(delivery_id)s)
+ON CONFLICT (delivery_id) DO NOTHING
+RETURNING seq;
+
+-- name: event_seqs_of_deliveries
+SELECT delivery_id, seq FROM events WHERE delivery_id = ANY(%(ids)s);
+
+-- name: event_by_delivery
+SELECT * FROM events WHERE delivery_id = %(delivery_id)s;
+
+-- name: new_events
+-- Locked and skipping locked rows: routers on many daemons each route an event once.
+SELECT * FROM events WHERE state = 'new' ORDER BY seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED;
+
+-- name: waiting_events
+SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq;
+
+-- name: newest_waiting_event
+SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq DESC LIMIT 1;
+
+-- name: set_event_state
+UPDATE events SET state = %(state)s, run_id = %(run_id)s WHERE seq = ANY(%(seqs)s);
+
+-- name: events_of_run
+SELECT * FROM events WHERE run_id = %(run_id)s ORDER BY seq;
+
+-- name: due_timers
+-- Locked and skipping locked rows: daemons firing at once each claim different timers.
+SELECT * FROM timers WHERE due_at <= %(now)s ORDER BY due_at, job LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED;
+
+-- name: timers
+SELECT * FROM timers ORDER BY job;
+
+-- name: get_timer
+SELECT * FROM timers WHERE job = %(job)s;
+
+-- name: put_timer
+INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
+VALUES (%(job)s, %(timing_key)s, %(slot)s, %(slot_name)s, %(due_at)s, %(last_name)s,
+        %(version)s)
+ON CONFLICT (job) DO UPDATE SET
+    timing_key = excluded.timing_key, slot = excluded.slot, slot_name = excluded.slot_name,
+    due_at = excluded.due_at, last_name = excluded.last_name,
+    version = timers.version + 1;
+
+-- name: advance_timer
+UPDATE timers SET slot = %(slot)s, slot_name = %(slot_name)s, due_at = %(due_at)s,
+    last_name = %(last_name)s, version = version + 1
+WHERE job = %(job)s AND version = %(expected_version)s;
+
+-- name: delete_timer
+DELETE FROM timers WHERE job = %(job)s;
+
+-- name: record_slot
+INSERT INTO slots (job, slot, name, fate, reason, event_seq, recorded_at, count, until_slot)
+VALUES (%(job)s, %(slot)s, %(name)s, %(fate)s, %(reason)s, %(event_seq)s, %(recorded_at)s,
+        %(count)s, %(until_slot)s)
+ON CONFLICT (job, slot) DO NOTHING;
+
+-- name: slots
+SELECT * FROM slots
+WHERE job = %(job)s
+  AND (%(start)s::timestamptz IS NULL OR slot >= %(start)s)
+  AND (%(end)s::timestamptz IS NULL OR slot <= %(end)s)
+ORDER BY slot;
+
+-- name: insert_run
+-- DO NOTHING on either key (the id, one exclusive run in progress): a refused run writes
+-- nothing and leaves the transaction usable, as on SQLite; the caller raises Conflict.
+INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
+    created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
+    deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned)
+VALUES (%(id)s, %(job)s, %(trigger_seq)s, %(kind)s, %(label)s, %(state)s, %(exclusive)s,
+    %(outcome)s, %(reason)s, %(created_at)s, %(started_at)s, %(finished_at)s, %(attempts)s,
+    %(exit_status)s, %(inputs)s, %(operator)s, %(late)s, %(deadline_at)s,
+    %(next_attempt_at)s, %(pid)s, %(pid_start)s, %(attempt_dir)s, %(cancel_reason)s,
+    %(files_pruned)s)
+ON CONFLICT DO NOTHING;
+
+-- name: get_run
+SELECT * FROM runs WHERE id = %(id)s;
+
+-- name: active_runs
+SELECT * FROM runs WHERE state <> 'ended' ORDER BY seq;
+
+-- name: active_runs_of_job
+SELECT * FROM runs WHERE state <> 'ended' AND job = %(job)s ORDER BY seq;
+
+-- name: history
+SELECT * FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: runs_to_prune
+SELECT * FROM runs
+WHERE job = %(job)s AND state = 'ended' AND NOT files_pruned AND seq < (
+    SELECT COALESCE(MIN(seq), 0) FROM (
+        SELECT seq FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(keep)s
+    ) AS newest
+)
+ORDER BY seq;
+
+-- name: insert_run_end
+-- NOT EXISTS: see insert_event.
+INSERT INTO run_ends (job, run_id, event, outcome, ended_at)
+SELECT %(job)s, %(run_id)s, %(event)s, %(outcome)s, %(ended_at)s::timestamptz
+WHERE NOT EXISTS (SELECT 1 FROM run_ends WHERE run_id = %(run_id)s)
+ON CONFLICT (run_id) DO NOTHING
+RETURNING seq;
+
+-- name: run_ends_after
+SELECT * FROM run_ends WHERE seq > %(seq)s ORDER BY seq;
+
+-- name: run_ends_of_job_after
+SELECT * FROM run_ends WHERE job = %(job)s AND seq > %(seq)s ORDER BY seq;
+
+-- name: unchained_run_ends
+SELECT * FROM run_ends WHERE NOT chained ORDER BY seq LIMIT %(limit)s;
+
+-- name: mark_chained
+UPDATE run_ends SET chained = true WHERE seq = %(seq)s;
+
+-- name: last_run_end_seq
+SELECT COALESCE(MAX(seq), 0) AS seq FROM run_ends;
+
+-- name: get_meta
+SELECT value FROM meta WHERE key = %(key)s;
+
+-- name: set_meta
+INSERT INTO meta (key, value) VALUES (%(key)s, %(value)s)
+ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+
+-- name: next_due
+SELECT MIN(due) FROM (
+    SELECT MIN(due_at) AS due FROM timers WHERE %(with_timers)s
+    UNION ALL
+    SELECT MIN(next_attempt_at) AS due FROM runs WHERE state = 'backoff'
+    UNION ALL
+    SELECT MIN(deadline_at) AS due FROM runs
+    WHERE state = 'running' AND cancel_reason IS NULL
+    UNION ALL
+    SELECT MIN(until) AS due FROM pauses WHERE resumed_at IS NULL
+) AS candidates;
+
+-- name: due_backoffs
+SELECT * FROM runs
+WHERE state = 'backoff' AND (next_attempt_at <= %(now)s OR deadline_at <= %(now)s)
+ORDER BY seq;
+
+-- name: overdue_runs
+SELECT * FROM runs
+WHERE state = 'running' AND cancel_reason IS NULL AND deadline_at <= %(now)s
+ORDER BY seq;
+
+-- name: active_count
+SELECT COUNT(*) AS running, COUNT(*) FILTER (WHERE state = 'backoff') AS backoff
+FROM runs WHERE job = %(job)s AND state <> 'ended';
+
+-- name: jobs_with_waiting
+SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;
+
+-- name: record_start
+UPDATE runs SET pid = %(pid)s, pid_start = %(pid_start)s WHERE id = %(id)s;
+
+-- name: record_delivery
+INSERT INTO deliveries (delivery_id, source, event, label, facts, received_at, triggers)
+VALUES (%(delivery_id)s, %(source)s, %(event)s, %(label)s, %(facts)s, %(received_at)s,
+        %(triggers)s)
+ON CONFLICT (delivery_id) DO NOTHING;
+
+-- name: get_delivery
+SELECT * FROM deliveries WHERE delivery_id = %(delivery_id)s;
+
+-- name: events_of_delivery
+SELECT * FROM events WHERE parent = %(parent)s ORDER BY seq;
+
+-- name: insert_notification
+INSERT INTO notifications (run_id, notifier, body, next_at, created_at, updated_at)
+VALUES (%(run_id)s, %(notifier)s, %(body)s, %(next_at)s, %(created_at)s, %(created_at)s);
+
+-- name: due_notifications
+SELECT * FROM notifications WHERE state = 'pending' AND next_at <= %(now)s
+ORDER BY next_at, seq LIMIT %(limit)s;
+
+-- name: record_notification_try
+UPDATE notifications SET state = %(state)s, attempts = attempts + 1, next_at = %(next_at)s,
+    error = %(error)s, updated_at = %(now)s
+WHERE seq = %(seq)s;
+
+-- name: notifications_of_run
+SELECT * FROM notifications WHERE run_id = %(run_id)s ORDER BY seq;
+
+-- name: failed_notifications
+SELECT * FROM notifications WHERE state = 'failed' ORDER BY updated_at DESC, seq DESC
+LIMIT %(limit)s;
+
+-- name: insert_pause
+-- DO NOTHING on the one-active-pause key: see insert_run.
+INSERT INTO pauses (job, reason, operator, paused_at, until, resumed_at, resumed_by)
+VALUES (%(job)s, %(reason)s, %(operator)s, %(paused_at)s, %(until)s, %(resumed_at)s,
+        %(resumed_by)s)
+ON CONFLICT DO NOTHING;
+
+-- name: active_pause
+SELECT * FROM pauses WHERE job = %(job)s AND resumed_at IS NULL;
+
+-- name: active_pauses
+SELECT * FROM pauses WHERE resumed_at IS NULL ORDER BY job, seq;
+
+-- name: pauses_resumed_after
+SELECT * FROM pauses WHERE resumed_at IS NULL OR resumed_at > %(after)s ORDER BY job, seq;
+
+-- name: end_pause
+UPDATE pauses SET resumed_at = %(at)s, resumed_by = %(by)s
+WHERE job = %(job)s AND resumed_at IS NULL
+RETURNING *;
+
+-- name: insert_audit
+INSERT INTO audit (at, operator, action, job, detail)
+VALUES (%(at)s, %(operator)s, %(action)s, %(job)s, %(detail)s)
+RETURNING seq;
+
+-- name: audit
+SELECT * FROM audit ORDER BY seq DESC LIMIT %(limit)s;

@@ -1,0 +1,393 @@
+"""The PostgreSQL store's transaction: :class:`cronduit.ports.Transaction` on psycopg 3.
+
+All SQL lives in ``queries.sql`` (named queries) and ``migrations/`` (numbered). This module
+binds values, turns rows into the records of :mod:`cronduit.ports` and refused writes into
+:class:`~cronduit.ports.Conflict`. Instants, flags and seqs travel as PostgreSQL's own types
+(timestamptz, boolean, identity), so unlike the SQLite store's transaction nothing is
+converted to text and back; the seqs of new events come back from the insert itself
+(``RETURNING``), since other transactions may insert beside this one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from datetime import datetime
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import sql
+
+from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.payload import EMPTY, Payload
+from cronduit.ports import (
+    AuditEntry,
+    Conflict,
+    Delivery,
+    Event,
+    NewEvent,
+    Notification,
+    Pause,
+    Run,
+    RunEnd,
+    SlotRecord,
+    Timer,
+)
+
+_NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+R = TypeVar("R")
+_ENUM_FIELDS: dict[tuple[type, str], type[StrEnum]] = {
+    (Event, "state"): EventState, (Run, "state"): RunState, (SlotRecord, "fate"): SlotFate,
+    (Notification, "state"): NotificationState,
+}
+"""Columns read back as enum members: the schema's CHECK constraints hold them to these."""
+
+
+@cache
+def queries() -> dict[str, bytes]:
+    """The named queries, parsed once (as bytes: psycopg takes a query that is not a
+    literal string that way)."""
+    text = resources.files("cronduit.store.pg").joinpath("queries.sql").read_text()
+    parts = _NAME.split(text)
+    return {parts[i]: parts[i + 1].strip().rstrip(";").encode()
+            for i in range(1, len(parts), 2)}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_READERS: dict[tuple[type, tuple[str, ...]], Callable[[Sequence[Any]], Any]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))
+    return names
+
+
+def _reader(kind: type[R], columns: tuple[str, ...]) -> Callable[[Sequence[Any]], R]:
+    found = _READERS.get((kind, columns))
+    if found is None:
+        found = _READERS[kind, columns] = _make_reader(kind, columns)
+    return found
+
+
+def _make_reader(kind: type[R], columns: tuple[str, ...]) -> Callable[[Sequence[Any]], R]:
+    """A row-to-record function for one query's columns, worked out once per query shape.
+    Columns the record has no field for (a run's seq) are left out."""
+    plan: list[tuple[str, int, Callable[[Any], Any] | None]] = []
+    for index, name in enumerate(columns):
+        if name not in _field_names(kind):
+            continue
+        enum = _ENUM_FIELDS.get((kind, name))
+        convert = (_payload_of if name == "payload"
+                   else None if enum is None else {m.value: m for m in enum}.__getitem__)
+        plan.append((name, index, convert))
+
+    def read(row: Sequence[Any]) -> R:
+        return kind(**{name: row[index] if convert is None else convert(row[index])
+                       for name, index, convert in plan})
+
+    return read
+
+
+def _payload_of(text: str) -> Payload:
+    """A stored payload: the one empty value for the many that carry nothing."""
+    return EMPTY if text == "{}" else Payload(text)
+
+
+def _param(value: Any) -> Any:
+    # Enum members bound as plain text; payloads as their JSON text; the rest as they are.
+    if isinstance(value, StrEnum):
+        return str(value)
+    if isinstance(value, Payload):
+        return value.text
+    return value
+
+
+def _values(record: object) -> dict[str, Any]:
+    """A record's fields, shallow (``dataclasses.asdict`` deep-copies every value)."""
+    return {name: _param(getattr(record, name)) for name in _field_names(type(record))}
+
+
+@cache
+def _run_update(names: tuple[str, ...]) -> sql.Composed:
+    """The UPDATE for these run fields, worked out once per set of fields."""
+    unknown = set(names) - set(_field_names(Run))
+    if unknown:
+        raise ValueError(f"unknown run fields: {sorted(unknown)}")
+    assignments = sql.SQL(", ").join(
+        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name))
+        for name in names)
+    return sql.SQL("UPDATE runs SET {} WHERE id = %(id)s").format(assignments)
+
+
+class PgTransaction:
+    """:class:`cronduit.ports.Transaction` over one psycopg cursor inside a transaction.
+
+    A statement refused by a unique key the caller handles (a second exclusive run, a
+    second active pause) is written ``ON CONFLICT DO NOTHING`` and raises
+    :class:`Conflict` from its row count, so the transaction stays usable as on SQLite. Any
+    other constraint error (a state outside its enum: a bug) raises :class:`Conflict` too,
+    and PostgreSQL has then aborted the transaction, which the store rolls back.
+    """
+
+    def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
+        self._cursor = cursor
+
+    def __enter__(self) -> None:
+        """``with self:`` around a statement turns a constraint error into :class:`Conflict`."""
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: object) -> None:
+        if isinstance(error, psycopg.errors.IntegrityError):
+            raise Conflict(str(error)) from error
+
+    def _run(self, query: str, /, **values: Any) -> psycopg.Cursor[Any]:
+        with self:
+            self._cursor.execute(queries()[query],
+                                 {name: _param(value) for name, value in values.items()})
+        return self._cursor
+
+    def _many(self, query: str, rows: Sequence[dict[str, Any]]) -> int:
+        """One round trip for many rows (psycopg pipelines ``executemany``); how many rows
+        changed."""
+        if not rows:
+            return 0
+        with self:
+            self._cursor.executemany(queries()[query], rows)
+        return int(self._cursor.rowcount)
+
+    def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
+        cursor = self._run(query, **values)
+        read = _reader(kind, tuple(column.name for column in cursor.description or ()))
+        return [read(row) for row in cursor.fetchall()]
+
+    def _one(self, kind: type[R], query: str, /, **values: Any) -> R | None:
+        found = self._all(kind, query, **values)
+        return found[0] if found else None
+
+    def _scalar(self, query: str, /, **values: Any) -> Any:
+        row = self._run(query, **values).fetchone()
+        return None if row is None else row[0]
+
+    # events ------------------------------------------------------------------------------
+
+    def insert_event(self, event: NewEvent) -> int | None:
+        seq = self._scalar("insert_event", **_values(event))
+        return None if seq is None else int(seq)
+
+    def insert_events(self, events: Sequence[NewEvent]) -> list[int]:
+        if not events:
+            return []
+        # One INSERT per event, in the order given (so new seqs rise in it), pipelined in one
+        # round trip; each returns its seq unless its delivery id was accepted before.
+        with self:
+            self._cursor.executemany(queries()["insert_event"],
+                                     [_values(e) for e in events], returning=True)
+        seqs: dict[str, int] = {}
+        for event in events:
+            row = self._cursor.fetchone()
+            if row is not None:
+                seqs.setdefault(event.delivery_id, int(row[0]))
+            if not self._cursor.nextset():
+                break
+        missing = [e.delivery_id for e in events if e.delivery_id not in seqs]
+        if missing:
+            for delivery_id, seq in self._run("event_seqs_of_deliveries",
+                                              ids=missing).fetchall():
+                seqs[delivery_id] = int(seq)
+        return [seqs[e.delivery_id] for e in events]
+
+    def record_delivery(self, delivery: Delivery) -> bool:
+        return self._run("record_delivery", **_values(delivery)).rowcount == 1
+
+    def events_of_delivery(self, delivery_id: str) -> list[Event]:
+        return self._all(Event, "events_of_delivery", parent=delivery_id)
+
+    def event_by_delivery(self, delivery_id: str) -> Event | None:
+        return self._one(Event, "event_by_delivery", delivery_id=delivery_id)
+
+    def new_events(self, limit: int) -> list[Event]:
+        return self._all(Event, "new_events", limit=limit)
+
+    def waiting_events(self, job: str) -> list[Event]:
+        return self._all(Event, "waiting_events", job=job)
+
+    def newest_waiting_event(self, job: str) -> Event | None:
+        return self._one(Event, "newest_waiting_event", job=job)
+
+    def jobs_with_waiting(self) -> list[str]:
+        return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
+
+    def set_event_state(self, seqs: Sequence[int], state: EventState,
+                        run_id: str | None) -> None:
+        if seqs:
+            self._run("set_event_state", state=state, run_id=run_id, seqs=list(seqs))
+
+    def events_of_run(self, run_id: str) -> list[Event]:
+        return self._all(Event, "events_of_run", run_id=run_id)
+
+    # timers and slots --------------------------------------------------------------------
+
+    def due_timers(self, now: datetime, limit: int) -> list[Timer]:
+        return self._all(Timer, "due_timers", now=now, limit=limit)
+
+    def timers(self) -> list[Timer]:
+        return self._all(Timer, "timers")
+
+    def get_timer(self, job: str) -> Timer | None:
+        return self._one(Timer, "get_timer", job=job)
+
+    def put_timers(self, timers: Sequence[Timer]) -> None:
+        self._many("put_timer", [_values(timer) for timer in timers])
+
+    def advance_timers(self, moves: Sequence[tuple[Timer, int]]) -> int:
+        return self._many("advance_timer", [
+            {"slot": t.slot, "slot_name": t.slot_name, "due_at": t.due_at,
+             "last_name": t.last_name, "job": t.job, "expected_version": version}
+            for t, version in moves
+        ])
+
+    def delete_timer(self, job: str) -> None:
+        self._run("delete_timer", job=job)
+
+    def record_slots(self, records: Sequence[SlotRecord]) -> None:
+        self._many("record_slot", [_values(record) for record in records])
+
+    def slots(self, job: str, start: datetime | None, end: datetime | None) -> list[SlotRecord]:
+        return self._all(SlotRecord, "slots", job=job, start=start, end=end)
+
+    # runs --------------------------------------------------------------------------------
+
+    def insert_run(self, run: Run) -> None:
+        if self._run("insert_run", **_values(run)).rowcount != 1:
+            raise Conflict(f"run {run.id} of {run.job}: its id was used before, or the job "
+                           "has an exclusive run in progress")
+
+    def record_starts(self, starts: Sequence[tuple[str, int, int]]) -> None:
+        self._many("record_start", [{"pid": pid, "pid_start": pid_start, "id": run_id}
+                                    for run_id, pid, pid_start in starts])
+
+    def update_run(self, run_id: str, **values: object) -> None:
+        if not values:
+            return
+        statement = _run_update(tuple(values))
+        with self:
+            self._cursor.execute(statement, {**{name: _param(value)
+                                                for name, value in values.items()},
+                                             "id": run_id})
+
+    def get_run(self, run_id: str) -> Run | None:
+        return self._one(Run, "get_run", id=run_id)
+
+    def active_runs(self, job: str | None = None) -> list[Run]:
+        if job is None:
+            return self._all(Run, "active_runs")
+        return self._all(Run, "active_runs_of_job", job=job)
+
+    def due_backoffs(self, now: datetime) -> list[Run]:
+        return self._all(Run, "due_backoffs", now=now)
+
+    def overdue_runs(self, now: datetime) -> list[Run]:
+        return self._all(Run, "overdue_runs", now=now)
+
+    def active_count(self, job: str) -> tuple[int, int]:
+        row = self._run("active_count", job=job).fetchone()
+        assert row is not None  # an aggregate always gives its row
+        return int(row[0]), int(row[1])
+
+    def history(self, job: str, limit: int) -> list[Run]:
+        return self._all(Run, "history", job=job, limit=limit)
+
+    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
+        return self._all(Run, "runs_to_prune", job=job, keep=keep)
+
+    def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,
+                       ended_at: datetime) -> int:
+        seq = self._scalar("insert_run_end", job=job, run_id=run_id, event=event,
+                           outcome=outcome, ended_at=ended_at)
+        return 0 if seq is None else int(seq)
+
+    def run_ends_after(self, job: str | None, seq: int) -> list[RunEnd]:
+        if job is None:
+            return self._all(RunEnd, "run_ends_after", seq=seq)
+        return self._all(RunEnd, "run_ends_of_job_after", job=job, seq=seq)
+
+    def unchained_run_ends(self, limit: int) -> list[RunEnd]:
+        return self._all(RunEnd, "unchained_run_ends", limit=limit)
+
+    def mark_chained(self, seq: int) -> None:
+        self._run("mark_chained", seq=seq)
+
+    def last_run_end_seq(self) -> int:
+        return int(self._scalar("last_run_end_seq"))
+
+    def next_due(self, with_timers: bool) -> datetime | None:
+        due: datetime | None = self._scalar("next_due", with_timers=with_timers)
+        return due
+
+    # notifications -----------------------------------------------------------------------
+
+    def insert_notification(self, run_id: str, notifier: str, body: str,
+                            now: datetime) -> None:
+        self._run("insert_notification", run_id=run_id, notifier=notifier, body=body,
+                  next_at=now, created_at=now)
+
+    def due_notifications(self, now: datetime, limit: int) -> list[Notification]:
+        return self._all(Notification, "due_notifications", now=now, limit=limit)
+
+    def record_notification_try(self, seq: int, state: NotificationState, next_at: datetime,
+                                error: str, now: datetime) -> None:
+        self._run("record_notification_try", seq=seq, state=state, next_at=next_at,
+                  error=error, now=now)
+
+    def notifications_of_run(self, run_id: str) -> list[Notification]:
+        return self._all(Notification, "notifications_of_run", run_id=run_id)
+
+    def failed_notifications(self, limit: int) -> list[Notification]:
+        return self._all(Notification, "failed_notifications", limit=limit)
+
+    # pauses and the audit log ------------------------------------------------------------
+
+    def insert_pause(self, pause: Pause) -> None:
+        if self._run("insert_pause", **_values(pause)).rowcount != 1:
+            raise Conflict(f"job {pause.job} has an active pause already")
+
+    def active_pause(self, job: str) -> Pause | None:
+        return self._one(Pause, "active_pause", job=job)
+
+    def pauses(self, resumed_after: datetime | None = None) -> list[Pause]:
+        if resumed_after is None:
+            return self._all(Pause, "active_pauses")
+        return self._all(Pause, "pauses_resumed_after", after=resumed_after)
+
+    def end_pause(self, job: str, at: datetime, by: str) -> Pause | None:
+        # One statement finds and ends it: of two resumes at once, one gets the pause.
+        return self._one(Pause, "end_pause", job=job, at=at, by=by)
+
+    def insert_audit(self, entry: AuditEntry) -> int:
+        return int(self._scalar("insert_audit", at=entry.at, operator=entry.operator,
+                                action=entry.action, job=entry.job, detail=entry.detail))
+
+    def audit(self, limit: int) -> list[AuditEntry]:
+        return self._all(AuditEntry, "audit", limit=limit)
+
+    # meta --------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        value = self._scalar("get_meta", key=key)
+        return None if value is None else str(value)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._run("set_meta", key=key, value=value)
+
+    # not in the product's seam -----------------------------------------------------------
+
+    def delivery_for_tests(self, delivery_id: str) -> Delivery | None:
+        """The delivery recorded under ``delivery_id``, whole. Tests only (see the SQLite
+        store's transaction)."""
+        return self._one(Delivery, "get_delivery", delivery_id=delivery_id)

@@ -1,0 +1,126 @@
+"""The PostgreSQL backend: the state in one database (a schema of it), shared by many daemons.
+
+Connections come from a pool (psycopg_pool), one per transaction while it runs, so the
+engine, the HTTP acceptor and the CLI's reads each hold their own. Transactions run at the
+default isolation (READ COMMITTED): every at-most-once promise is a unique key or a version
+guard in the statement itself, and the reads that claim work lock the rows they return and
+skip those another transaction holds (``FOR UPDATE SKIP LOCKED``). Commits are durable before
+they return (``synchronous_commit`` as the server has it, ``on`` by default).
+
+Which schema: the connection's ``search_path``, as libpq sets it; in a URL,
+``?options=-csearch_path%3Dcronduit``. The tables go into its first schema, which must exist.
+The session's time zone is UTC, so instants read back in UTC as from SQLite.
+
+Loading this module makes psycopg's errors known to :mod:`cronduit.faults`: a refused or lost
+connection, a server shutting down, a full disk (``OperationalError``, raised also when the
+pool cannot give a connection in time) and a connection used after it broke
+(``InterfaceError``) are outages of the state store; a constraint refusing a write is
+:class:`~cronduit.ports.Conflict`'s.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from cronduit.faults import count_database_errors
+from cronduit.store.pg.transaction import PgTransaction
+
+count_database_errors(psycopg.OperationalError, psycopg.IntegrityError)
+count_database_errors(psycopg.InterfaceError, psycopg.IntegrityError)
+
+_FILE = re.compile(r"^(\d{4})_\w+\.sql$")
+_MIGRATING = 0x63726F6E64756974  # "cronduit": the advisory lock migrations queue on
+POOL_SIZE = 8
+"""Connections at most: the engine's, the acceptor's, the CLI's and the API's reads."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds a transaction waits for a connection before the pool gives up."""
+
+
+def migrations() -> list[tuple[int, str]]:
+    """(version, SQL text) of every PostgreSQL migration, in order."""
+    folder = resources.files("cronduit.store.pg").joinpath("migrations")
+    found = []
+    for entry in folder.iterdir():
+        match = _FILE.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.read_text()))
+    return sorted(found)
+
+
+LATEST = migrations()[-1][0]
+
+
+def _configure(connection: psycopg.Connection[Any]) -> None:
+    """Every pooled connection reads instants in UTC."""
+    connection.autocommit = True
+    connection.execute("SET TIME ZONE 'UTC'")
+    connection.autocommit = False
+
+
+class PostgresStore:
+    """:class:`cronduit.ports.Store` on a PostgreSQL database.
+
+    ``conninfo``: a libpq URL or key=value string. ``schema``: put the tables in this schema
+    (created when missing) rather than the connection's ``search_path``; what the tests use
+    to give each test its own."""
+
+    def __init__(self, conninfo: str, *, schema: str | None = None,
+                 migrate: bool = True, pool_size: int = POOL_SIZE) -> None:
+        if schema is not None:
+            with psycopg.connect(conninfo, autocommit=True) as admin:
+                admin.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                    sql.Identifier(schema)))
+            conninfo = psycopg.conninfo.make_conninfo(
+                conninfo, options=f"-csearch_path={schema}")
+        self._conninfo = conninfo
+        self._inside = threading.local()
+        if migrate:
+            self.migrate()
+        self._pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size,
+                                    timeout=CONNECT_TIMEOUT, configure=_configure,
+                                    open=True, name="cronduit")
+
+    def migrate(self) -> int:
+        """Apply the migrations this database has not seen, on a connection of its own (so
+        a server that cannot be reached says why, not that the pool timed out); the schema
+        version after. Daemons starting at once queue on an advisory lock."""
+        with psycopg.connect(self._conninfo) as db, db.transaction():
+            if db.execute("SELECT current_schema()").fetchone() == (None,):
+                raise psycopg.OperationalError("the search_path names no schema that exists: "
+                                               "create it first")
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATING,))
+            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
+            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            current = int(row[0] or 0) if row else 0
+            for version, text in migrations():
+                if version > current:
+                    db.execute(text.encode())  # several statements, no parameters
+                    db.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))
+                    current = version
+        return current
+
+    @contextmanager
+    def transaction(self) -> Iterator[PgTransaction]:
+        # Each transaction takes a connection of its own from the pool, so one opened inside
+        # another on this thread would not fail by itself: it would commit apart from its
+        # outer one. Refused here instead, at once.
+        if getattr(self._inside, "open", False):
+            raise RuntimeError("a transaction opened inside another on the same store")
+        self._inside.open = True
+        try:
+            with self._pool.connection() as connection, connection.cursor() as cursor:
+                yield PgTransaction(cursor)
+        finally:
+            self._inside.open = False
+
+    def close(self) -> None:
+        self._pool.close()

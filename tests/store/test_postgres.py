@@ -1,0 +1,203 @@
+"""What only the PostgreSQL backend has to show: its schema, its row locks, its sequences, its
+driver's errors as outages, and how a URL names its schema. The contract itself runs on it
+through the ``store`` fixture (conftest.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from cronduit.core.config.model import Config, Settings
+from cronduit.faults import reason_of
+from cronduit.ports import NewEvent, Timer, Transaction
+from cronduit.store import open_store
+from cronduit.store.postgres import LATEST, PostgresStore
+from tests.helpers.postgres import URL, fresh_schema, in_schema
+
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def pg() -> Iterator[PostgresStore]:
+    with fresh_schema() as schema:
+        store = PostgresStore(in_schema(schema))
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def _describe(db: psycopg.Connection[Any], schema: str) -> dict[str, list[tuple[Any, ...]]]:
+    """A schema's tables by their columns, constraints and indexes (names without the
+    schema), leaving out the migrations' own bookkeeping."""
+    args = {"schema": schema}
+    columns = db.execute(
+        "SELECT table_name, column_name, ordinal_position, data_type, is_nullable, "
+        "column_default, is_identity FROM information_schema.columns "
+        "WHERE table_schema = %(schema)s AND table_name <> 'schema_version' "
+        "ORDER BY 1, 3", args).fetchall()
+    constraints = db.execute(
+        "SELECT c.relname, k.conname, k.contype, "
+        "replace(pg_get_constraintdef(k.oid), %(schema)s || '.', '') "
+        "FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %(schema)s AND c.relname <> 'schema_version' ORDER BY 1, 2",
+        args).fetchall()
+    indexes = db.execute(
+        "SELECT tablename, indexname, replace(indexdef, %(schema)s || '.', '') FROM pg_indexes "
+        "WHERE schemaname = %(schema)s AND tablename <> 'schema_version' ORDER BY 1, 2",
+        args).fetchall()
+    return {"columns": columns, "constraints": constraints, "indexes": indexes}
+
+
+def test_the_migrations_add_up_to_the_schema() -> None:
+    """Applying every numbered PostgreSQL migration gives exactly its schema.sql."""
+    text = resources.files("cronduit.store.pg").joinpath("schema.sql").read_text()
+    with fresh_schema() as migrated, fresh_schema() as documented:
+        PostgresStore(in_schema(migrated)).close()
+        with psycopg.connect(in_schema(documented), autocommit=True) as db:
+            db.execute(text.encode())
+            described = _describe(db, documented)
+            assert len(described["columns"]) > 80
+            assert 4 == sum(1 for row in described["constraints"] if row[2] == "c")  # the states
+            assert described == _describe(db, migrated)
+
+
+def test_migrating_twice_changes_nothing(pg: PostgresStore) -> None:
+    """Opening an up-to-date database applies no migration again."""
+    assert LATEST == pg.migrate()
+    PostgresStore(pg._conninfo).close()
+    with psycopg.connect(pg._conninfo) as db:
+        assert [(LATEST,)] == db.execute("SELECT version FROM schema_version").fetchall()
+
+
+def _holding(store: PostgresStore, claim: Callable[[Transaction], list[Any]]
+             ) -> tuple[threading.Thread, list[list[Any]], threading.Event, threading.Event]:
+    """A transaction on another thread that claims rows and holds them until told."""
+    claimed: list[list[Any]] = []
+    holding, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.transaction() as tx:
+            claimed.append(claim(tx))
+            holding.set()
+            done.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert holding.wait(30)
+    return thread, claimed, holding, done
+
+
+def test_due_timers_skip_the_timers_another_transaction_claimed(pg: PostgresStore) -> None:
+    """FOR UPDATE SKIP LOCKED: two daemons firing at once each get timers of their own,
+    without waiting for each other."""
+    with pg.transaction() as tx:
+        tx.put_timers([Timer(job, "cron", T0, "n", T0, None) for job in ("a", "b", "c")])
+    thread, claimed, _, done = _holding(pg, lambda tx: tx.due_timers(T0, 1))
+    try:
+        with pg.transaction() as tx:
+            others = tx.due_timers(T0, 10)
+    finally:
+        done.set()
+        thread.join()
+    assert [["a"]] == [[t.job for t in batch] for batch in claimed]
+    assert ["b", "c"] == [t.job for t in others]
+
+
+def test_new_events_skip_the_events_another_router_claimed(pg: PostgresStore) -> None:
+    """An event is routed once even with routers on many daemons."""
+    with pg.transaction() as tx:
+        tx.insert_events([NewEvent(f"manual/{n}", "report", "manual", "m", T0)
+                          for n in range(3)])
+    thread, claimed, _, done = _holding(pg, lambda tx: tx.new_events(2))
+    try:
+        with pg.transaction() as tx:
+            others = tx.new_events(10)
+    finally:
+        done.set()
+        thread.join()
+    assert [["manual/0", "manual/1"]] == [[e.delivery_id for e in batch] for batch in claimed]
+    assert ["manual/2"] == [e.delivery_id for e in others]
+
+
+def test_batches_accepted_side_by_side_get_the_seqs_the_database_gave(
+        pg: PostgresStore) -> None:
+    """Two transactions accepting batches at once: every event gets a seq of its own, and
+    each batch's answer is the seqs its events were stored under (the SQLite backend's way,
+    the last seq plus one, would give both batches the same)."""
+    def batch(name: str) -> list[NewEvent]:
+        return [NewEvent(f"{name}/{n}", "report", "manual", "m", T0) for n in range(3)]
+
+    thread, claimed, _, done = _holding(pg, lambda tx: tx.insert_events(batch("a")))
+    try:
+        with pg.transaction() as tx:
+            second = tx.insert_events(batch("b"))
+    finally:
+        done.set()
+        thread.join()
+    [first] = claimed
+    assert 6 == len(set(first + second))
+    with pg.transaction() as tx:
+        stored = [tx.event_by_delivery(e.delivery_id) for e in batch("a") + batch("b")]
+    assert first + second == [e.seq for e in stored if e is not None]
+
+
+def test_a_server_that_cannot_be_reached_is_an_outage_with_its_reason() -> None:
+    """Connection refused, a server shutting down, a full disk: the daemon lives through
+    them (cronduit.faults), each with its driver's reason; a constraint is no outage."""
+    with pytest.raises(psycopg.OperationalError) as refused:
+        PostgresStore("postgresql://postgres@127.0.0.1:9/test?connect_timeout=5")
+    assert "refused" in (reason_of(refused.value) or "")
+    assert "could not extend file" == reason_of(psycopg.errors.DiskFull("could not extend file"))
+    assert reason_of(psycopg.errors.AdminShutdown("terminating connection")) is not None
+    assert reason_of(psycopg.errors.UniqueViolation("duplicate key")) is None
+
+
+def test_a_connection_the_server_dropped_fails_one_transaction_only() -> None:
+    """The pool gives the next transaction a new connection: an administrator's
+    pg_terminate_backend is an outage of one transaction, with its reason."""
+    with fresh_schema() as schema:
+        pg = PostgresStore(in_schema(schema), pool_size=1)  # the one connection is dropped
+        try:
+            _drop_the_connection(pg)
+        finally:
+            pg.close()
+
+
+def _drop_the_connection(pg: PostgresStore) -> None:
+    with pg.transaction() as tx:
+        tx.set_meta("k", "v")
+        pid = tx._cursor.connection.info.backend_pid  # type: ignore[attr-defined]
+    with psycopg.connect(URL, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(psycopg.OperationalError) as lost, pg.transaction() as tx:
+        tx.get_meta("k")
+    assert reason_of(lost.value)
+    with pg.transaction() as tx:
+        assert "v" == tx.get_meta("k")
+
+
+def test_open_store_opens_the_schema_a_url_names(tmp_path: Path) -> None:
+    """``settings.state: postgresql://…?options=-csearch_path%3Dname`` puts the tables in
+    that schema, as libpq's own option says."""
+    with fresh_schema() as schema:
+        url = f"{URL}?options=-csearch_path%3D{schema}"
+        store = open_store(Config(settings=Settings(state=url), filename="c.yaml"),
+                           tmp_path / "c.yaml")
+        try:
+            with store.transaction() as tx:
+                tx.set_meta("where", schema)
+        finally:
+            store.close()
+        with psycopg.connect(URL) as db:
+            assert (schema,) == db.execute(
+                sql.SQL("SELECT value FROM {}.meta").format(sql.Identifier(schema))).fetchone()
