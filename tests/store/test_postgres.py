@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,9 @@ import pytest
 from psycopg import sql
 
 from cronduit.core.config.model import Config, Settings
+from cronduit.core.enums import RunState
 from cronduit.faults import reason_of
-from cronduit.ports import NewEvent, Timer, Transaction
+from cronduit.ports import Conflict, NewEvent, Run, Timer, Transaction
 from cronduit.store import open_store
 from cronduit.store.postgres import LATEST, PostgresStore
 from tests.helpers.postgres import URL, fresh_schema, in_schema
@@ -149,6 +150,69 @@ def test_batches_accepted_side_by_side_get_the_seqs_the_database_gave(
     with pg.transaction() as tx:
         stored = [tx.event_by_delivery(e.delivery_id) for e in batch("a") + batch("b")]
     assert first + second == [e.seq for e in stored if e is not None]
+
+
+def _racing(store: PostgresStore, first: Callable[[Transaction], Any],
+            second: Callable[[Transaction], Any]) -> tuple[Any, Any]:
+    """``first`` writes and holds its transaction open while ``second`` starts on another
+    thread (where it waits on ``first``'s row or key, or runs after its commit: the outcome
+    must be the same); then ``first`` commits. What each gave."""
+    thread, claimed, _, done = _holding(store, lambda tx: [first(tx)])
+    answers: list[Any] = []
+
+    def race() -> None:
+        try:
+            with store.transaction() as tx:
+                answers.append(second(tx))
+        except Exception as error:  # what the second transaction met, for the assertion
+            answers.append(error)
+
+    racer = threading.Thread(target=race)
+    racer.start()
+    done.set()
+    thread.join()
+    racer.join(30)
+    return claimed[0][0], answers[0]
+
+
+def test_of_two_firings_of_one_timer_version_only_the_first_moves_it(
+        pg: PostgresStore) -> None:
+    """The version guard is one atomic step per row: the later firing counts 0 and must roll
+    back its batch, though both read version 0."""
+    armed = Timer("a", "cron", T0, "n", T0, None)
+    with pg.transaction() as tx:
+        tx.put_timers([armed])
+    moved = Timer("a", "cron", T0 + timedelta(hours=1), "n2", T0 + timedelta(hours=1), "n")
+    first, second = _racing(pg, lambda tx: tx.advance_timers([(moved, 0)]),
+                            lambda tx: tx.advance_timers([(moved, 0)]))
+    assert (1, 0) == (first, second)
+    with pg.transaction() as tx:
+        assert 1 == (tx.get_timer("a") or armed).version
+
+
+def test_of_two_exclusive_runs_started_at_once_the_later_is_refused(
+        pg: PostgresStore) -> None:
+    """One exclusive run of a job in progress, across daemons: a unique key."""
+    def start(run_id: str) -> Callable[[Transaction], Any]:
+        return lambda tx: tx.insert_run(Run(id=run_id, job="report", kind="timer",
+                                            label="cron", state=RunState.RUNNING,
+                                            created_at=T0))
+
+    first, second = _racing(pg, start("r1"), start("r2"))
+    assert first is None
+    assert isinstance(second, Conflict)
+    with pg.transaction() as tx:
+        assert ["r1"] == [r.id for r in tx.active_runs("report")]
+
+
+def test_one_delivery_accepted_twice_at_once_is_one_event(pg: PostgresStore) -> None:
+    """The second acceptance waits for the first's key and gets None once it commits."""
+    def accept(tx: Transaction) -> int | None:
+        return tx.insert_event(NewEvent("hook/1", "report", "webhook", "w", T0))
+
+    first, second = _racing(pg, accept, accept)
+    assert isinstance(first, int)
+    assert second is None
 
 
 def test_a_server_that_cannot_be_reached_is_an_outage_with_its_reason() -> None:
