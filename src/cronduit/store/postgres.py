@@ -28,7 +28,6 @@ from importlib import resources
 from typing import Any
 
 import psycopg
-from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from cronduit.faults import count_database_errors
@@ -69,18 +68,11 @@ def _configure(connection: psycopg.Connection[Any]) -> None:
 class PostgresStore:
     """:class:`cronduit.ports.Store` on a PostgreSQL database.
 
-    ``conninfo``: a libpq URL or key=value string. ``schema``: put the tables in this schema
-    (created when missing) rather than the connection's ``search_path``; what the tests use
-    to give each test its own."""
+    ``conninfo``: a libpq URL or key=value string; the tables are in the first schema of
+    its ``search_path``."""
 
-    def __init__(self, conninfo: str, *, schema: str | None = None,
-                 migrate: bool = True, pool_size: int = POOL_SIZE) -> None:
-        if schema is not None:
-            with psycopg.connect(conninfo, autocommit=True) as admin:
-                admin.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                    sql.Identifier(schema)))
-            conninfo = psycopg.conninfo.make_conninfo(
-                conninfo, options=f"-csearch_path={schema}")
+    def __init__(self, conninfo: str, *, migrate: bool = True,
+                 pool_size: int = POOL_SIZE) -> None:
         self._conninfo = conninfo
         self._inside = threading.local()
         if migrate:
