@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -13,16 +14,18 @@ import pytest
 from cronduit.core.config import load_config
 from cronduit.core.payload import Payload
 from cronduit.engine import Engine
-from cronduit.ports import NewEvent, Run
+from cronduit.ports import NewEvent, Run, Store
+from cronduit.store.postgres import PostgresStore
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
+from tests.helpers.postgres import fresh_schema, in_schema
 
 
 @dataclass
 class Rig:
     """Everything a scenario needs, with helpers that read like the scenario."""
 
-    store: SqliteStore
+    store: Store
     runner: FakeRunner
     clock: FakeClock
     engine: Engine
@@ -75,12 +78,19 @@ class Rig:
         self.engine.start(self.clock.now())
 
 
-@pytest.fixture
-def make_rig(tmp_path: Path) -> Iterator[object]:
-    stores: list[SqliteStore] = []
+@pytest.fixture(params=["sqlite", "postgresql"])
+def make_rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]:
+    """Rigs on each backend: the engine's stages hold to the same behaviour on both."""
+    stores: list[Store] = []
+    schemas = ExitStack()
+
+    def open_store() -> Store:
+        if request.param == "sqlite":
+            return SqliteStore(tmp_path / f"cronduit-{len(stores)}.db")
+        return PostgresStore(in_schema(schemas.enter_context(fresh_schema())))
 
     def build(text: str, start: datetime, *, dispatch: bool = True) -> Rig:
-        store = SqliteStore(tmp_path / f"cronduit-{len(stores)}.db")
+        store = open_store()
         stores.append(store)
         clock = FakeClock(start)
         runner = FakeRunner()
@@ -91,6 +101,7 @@ def make_rig(tmp_path: Path) -> Iterator[object]:
         engine.start(clock.now())
         return Rig(store, runner, clock, engine, lines)
 
-    yield build
-    for store in stores:
-        store.close()
+    with schemas:
+        yield build
+        for store in stores:
+            store.close()
