@@ -16,9 +16,11 @@ from cronduit.core.signing import webhook_token
 from cronduit.engine import Engine
 from cronduit.http import Gateway, create_app
 from cronduit.intake.acceptor import Acceptor
-from cronduit.ports import Event, Run
+from cronduit.ports import Event, Run, Store
+from cronduit.store.postgres import PostgresStore
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
+from tests.helpers.postgres import fresh_schema, in_schema
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 HOOK_SECRET = "hook-secret-value-7f3a"
@@ -80,10 +82,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-async def api(tmp_path: Path) -> AsyncIterator[Api]:
-    async for made in open_api(tmp_path, dispatch=True):
-        yield made
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def api(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Api]:
+    """The app on each backend: the routes answer alike on both."""
+    if request.param == "sqlite":
+        async for made in open_api(tmp_path, dispatch=True):
+            yield made
+        return
+    with fresh_schema() as schema:
+        async for made in open_api(tmp_path, dispatch=True, postgres=in_schema(schema)):
+            yield made
 
 
 @pytest.fixture
@@ -92,12 +100,18 @@ async def dry_api(tmp_path: Path) -> AsyncIterator[Api]:
         yield made
 
 
-async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG
-                   ) -> AsyncIterator[Api]:
-    """The app over a store in ``folder``, on ``config_text`` (the shared CONFIG unless a
-    test needs jobs of its own)."""
+async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG,
+                   postgres: str | None = None) -> AsyncIterator[Api]:
+    """The app over a store in ``folder`` (or in PostgreSQL at ``postgres``), on
+    ``config_text`` (the shared CONFIG unless a test needs jobs of its own)."""
     config = load_config(config_text, "cronduit.yaml")
-    store = SqliteStore(folder / "cronduit.db")
+
+    def second_store(migrate: bool) -> Store:
+        if postgres is not None:
+            return PostgresStore(postgres, migrate=migrate)
+        return SqliteStore(folder / "cronduit.db", migrate=migrate)
+
+    store = second_store(True)
     runner = FakeRunner()
     clock = FakeClock(T0)
     lines: list[str] = []
@@ -111,8 +125,7 @@ async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CO
             event = tx.event_by_delivery(delivery_id)
         return event.run_id if event is not None and event.state == "consumed" else None
 
-    acceptor = Acceptor(lambda: SqliteStore(folder / "cronduit.db", migrate=False),
-                        lambda: None)
+    acceptor = Acceptor(lambda: second_store(False), lambda: None)
     gateway = Gateway(config=lambda: engine.config, secret=secrets.get, acceptor=acceptor,
                       clock=clock, dispatching=lambda: engine.dispatch, run_of=run_of)
     app = create_app(gateway)
