@@ -21,7 +21,7 @@ from cronduit.faults import reason_of
 from cronduit.ports import Conflict, NewEvent, Run, Timer, Transaction
 from cronduit.store import open_store
 from cronduit.store.postgres import LATEST, PostgresStore
-from tests.helpers.postgres import URL, fresh_schema, in_schema
+from tests.helpers.postgres import URL, fresh_schema, in_schema, require_server
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
@@ -265,3 +265,19 @@ def test_open_store_opens_the_schema_a_url_names(tmp_path: Path) -> None:
         with psycopg.connect(URL) as db:
             assert (schema,) == db.execute(
                 sql.SQL("SELECT value FROM {}.meta").format(sql.Identifier(schema))).fetchone()
+
+
+@pytest.mark.parametrize("where", ["127.0.0.1:1/test", "127.0.0.1:5432/test"])
+def test_a_failed_connection_names_its_reason_never_the_password(where: str) -> None:
+    """SPEC §10: the database password never appears in an error or a log line. A refused
+    port, and a server that knows no such role, are each a fault whose reason is libpq's own
+    words, without the URL's secret part."""
+    if where.endswith(":5432/test"):
+        require_server()
+    url = f"postgresql://nobody_here:s3cret-Pw-42@{where}"
+    with pytest.raises(psycopg.OperationalError) as raised:
+        PostgresStore(url)
+    reason = reason_of(raised.value)
+    assert reason is not None
+    assert "s3cret-Pw-42" not in reason
+    assert "s3cret-Pw-42" not in str(raised.value)
