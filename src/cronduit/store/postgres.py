@@ -20,11 +20,9 @@ pool cannot give a connection in time) and a connection used after it broke
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
 from typing import Any
 
 import psycopg
@@ -32,11 +30,13 @@ from psycopg_pool import ConnectionPool
 
 from cronduit.faults import count_database_errors
 from cronduit.store.pg.transaction import PgTransaction
+from cronduit.store.sql.migrate import migrations
 
 count_database_errors(psycopg.OperationalError, psycopg.IntegrityError)
 count_database_errors(psycopg.InterfaceError, psycopg.IntegrityError)
 
-_FILE = re.compile(r"^(\d{4})_\w+\.sql$")
+PACKAGE = "cronduit.store.pg"
+"""Where the PostgreSQL schema, queries and numbered migrations live."""
 _MIGRATING = 0x63726F6E64756974  # "cronduit": the advisory lock migrations queue on
 POOL_SIZE = 8
 """Connections at most: the engine's, the acceptor's, the CLI's and the API's reads."""
@@ -44,18 +44,7 @@ CONNECT_TIMEOUT = 10.0
 """Seconds a transaction waits for a connection before the pool gives up."""
 
 
-def migrations() -> list[tuple[int, str]]:
-    """(version, SQL text) of every PostgreSQL migration, in order."""
-    folder = resources.files("cronduit.store.pg").joinpath("migrations")
-    found = []
-    for entry in folder.iterdir():
-        match = _FILE.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.read_text()))
-    return sorted(found)
-
-
-LATEST = migrations()[-1][0]
+LATEST = migrations(PACKAGE)[-1][0]
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:
@@ -93,7 +82,7 @@ class PostgresStore:
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
             row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
             current = int(row[0] or 0) if row else 0
-            for version, text in migrations():
+            for version, text in migrations(PACKAGE):
                 if version > current:
                     db.execute(text.encode())  # several statements, no parameters
                     db.execute("INSERT INTO schema_version (version) VALUES (%s)", (version,))

@@ -33,10 +33,10 @@ from cronduit.ports import (
     Notification,
     Pause,
     Run,
-    RunEnd,
     SlotRecord,
     Timer,
 )
+from cronduit.store.named import NamedQueries
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 R = TypeVar("R")
@@ -125,7 +125,7 @@ def _run_update(names: tuple[str, ...]) -> sql.Composed:
     return sql.SQL("UPDATE runs SET {} WHERE id = %(id)s").format(assignments)
 
 
-class PgTransaction:
+class PgTransaction(NamedQueries):
     """:class:`cronduit.ports.Transaction` over one psycopg cursor inside a transaction.
 
     A statement refused by a unique key the caller handles (a second exclusive run, a
@@ -161,14 +161,13 @@ class PgTransaction:
             self._cursor.executemany(queries()[query], rows)
         return int(self._cursor.rowcount)
 
+    def _fields(self, record: object) -> dict[str, Any]:
+        return _values(record)
+
     def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
         cursor = self._run(query, **values)
         read = _reader(kind, tuple(column.name for column in cursor.description or ()))
         return [read(row) for row in cursor.fetchall()]
-
-    def _one(self, kind: type[R], query: str, /, **values: Any) -> R | None:
-        found = self._all(kind, query, **values)
-        return found[0] if found else None
 
     def _scalar(self, query: str, /, **values: Any) -> Any:
         row = self._run(query, **values).fetchone()
@@ -202,48 +201,12 @@ class PgTransaction:
                 seqs[delivery_id] = int(seq)
         return [seqs[e.delivery_id] for e in events]
 
-    def record_delivery(self, delivery: Delivery) -> bool:
-        return self._run("record_delivery", **_values(delivery)).rowcount == 1
-
-    def events_of_delivery(self, delivery_id: str) -> list[Event]:
-        return self._all(Event, "events_of_delivery", parent=delivery_id)
-
-    def event_by_delivery(self, delivery_id: str) -> Event | None:
-        return self._one(Event, "event_by_delivery", delivery_id=delivery_id)
-
-    def new_events(self, limit: int) -> list[Event]:
-        return self._all(Event, "new_events", limit=limit)
-
-    def waiting_events(self, job: str) -> list[Event]:
-        return self._all(Event, "waiting_events", job=job)
-
-    def newest_waiting_event(self, job: str) -> Event | None:
-        return self._one(Event, "newest_waiting_event", job=job)
-
-    def jobs_with_waiting(self) -> list[str]:
-        return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
-
     def set_event_state(self, seqs: Sequence[int], state: EventState,
                         run_id: str | None) -> None:
         if seqs:
             self._run("set_event_state", state=state, run_id=run_id, seqs=list(seqs))
 
-    def events_of_run(self, run_id: str) -> list[Event]:
-        return self._all(Event, "events_of_run", run_id=run_id)
-
     # timers and slots --------------------------------------------------------------------
-
-    def due_timers(self, now: datetime, limit: int) -> list[Timer]:
-        return self._all(Timer, "due_timers", now=now, limit=limit)
-
-    def timers(self) -> list[Timer]:
-        return self._all(Timer, "timers")
-
-    def get_timer(self, job: str) -> Timer | None:
-        return self._one(Timer, "get_timer", job=job)
-
-    def put_timers(self, timers: Sequence[Timer]) -> None:
-        self._many("put_timer", [_values(timer) for timer in timers])
 
     def advance_timers(self, moves: Sequence[tuple[Timer, int]]) -> int:
         return self._many("advance_timer", [
@@ -251,9 +214,6 @@ class PgTransaction:
              "last_name": t.last_name, "job": t.job, "expected_version": version}
             for t, version in moves
         ])
-
-    def delete_timer(self, job: str) -> None:
-        self._run("delete_timer", job=job)
 
     def record_slots(self, records: Sequence[SlotRecord]) -> None:
         self._many("record_slot", [_values(record) for record in records])
@@ -281,47 +241,16 @@ class PgTransaction:
                                                 for name, value in values.items()},
                                              "id": run_id})
 
-    def get_run(self, run_id: str) -> Run | None:
-        return self._one(Run, "get_run", id=run_id)
-
-    def active_runs(self, job: str | None = None) -> list[Run]:
-        if job is None:
-            return self._all(Run, "active_runs")
-        return self._all(Run, "active_runs_of_job", job=job)
-
-    def due_backoffs(self, now: datetime) -> list[Run]:
-        return self._all(Run, "due_backoffs", now=now)
-
-    def overdue_runs(self, now: datetime) -> list[Run]:
-        return self._all(Run, "overdue_runs", now=now)
-
     def active_count(self, job: str) -> tuple[int, int]:
         row = self._run("active_count", job=job).fetchone()
         assert row is not None  # an aggregate always gives its row
         return int(row[0]), int(row[1])
-
-    def history(self, job: str, limit: int) -> list[Run]:
-        return self._all(Run, "history", job=job, limit=limit)
-
-    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
-        return self._all(Run, "runs_to_prune", job=job, keep=keep)
 
     def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,
                        ended_at: datetime) -> int:
         seq = self._scalar("insert_run_end", job=job, run_id=run_id, event=event,
                            outcome=outcome, ended_at=ended_at)
         return 0 if seq is None else int(seq)
-
-    def run_ends_after(self, job: str | None, seq: int) -> list[RunEnd]:
-        if job is None:
-            return self._all(RunEnd, "run_ends_after", seq=seq)
-        return self._all(RunEnd, "run_ends_of_job_after", job=job, seq=seq)
-
-    def unchained_run_ends(self, limit: int) -> list[RunEnd]:
-        return self._all(RunEnd, "unchained_run_ends", limit=limit)
-
-    def mark_chained(self, seq: int) -> None:
-        self._run("mark_chained", seq=seq)
 
     def last_run_end_seq(self) -> int:
         return int(self._scalar("last_run_end_seq"))
@@ -332,58 +261,21 @@ class PgTransaction:
 
     # notifications -----------------------------------------------------------------------
 
-    def insert_notification(self, run_id: str, notifier: str, body: str,
-                            now: datetime) -> None:
-        self._run("insert_notification", run_id=run_id, notifier=notifier, body=body,
-                  next_at=now, created_at=now)
-
-    def due_notifications(self, now: datetime, limit: int) -> list[Notification]:
-        return self._all(Notification, "due_notifications", now=now, limit=limit)
-
-    def record_notification_try(self, seq: int, state: NotificationState, next_at: datetime,
-                                error: str, now: datetime) -> None:
-        self._run("record_notification_try", seq=seq, state=state, next_at=next_at,
-                  error=error, now=now)
-
-    def notifications_of_run(self, run_id: str) -> list[Notification]:
-        return self._all(Notification, "notifications_of_run", run_id=run_id)
-
-    def failed_notifications(self, limit: int) -> list[Notification]:
-        return self._all(Notification, "failed_notifications", limit=limit)
-
     # pauses and the audit log ------------------------------------------------------------
 
     def insert_pause(self, pause: Pause) -> None:
         if self._run("insert_pause", **_values(pause)).rowcount != 1:
             raise Conflict(f"job {pause.job} has an active pause already")
 
-    def active_pause(self, job: str) -> Pause | None:
-        return self._one(Pause, "active_pause", job=job)
-
-    def pauses(self, resumed_after: datetime | None = None) -> list[Pause]:
-        if resumed_after is None:
-            return self._all(Pause, "active_pauses")
-        return self._all(Pause, "pauses_resumed_after", after=resumed_after)
-
-    def end_pause(self, job: str, at: datetime, by: str) -> Pause | None:
-        # One statement finds and ends it: of two resumes at once, one gets the pause.
-        return self._one(Pause, "end_pause", job=job, at=at, by=by)
-
     def insert_audit(self, entry: AuditEntry) -> int:
         return int(self._scalar("insert_audit", at=entry.at, operator=entry.operator,
                                 action=entry.action, job=entry.job, detail=entry.detail))
-
-    def audit(self, limit: int) -> list[AuditEntry]:
-        return self._all(AuditEntry, "audit", limit=limit)
 
     # meta --------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         value = self._scalar("get_meta", key=key)
         return None if value is None else str(value)
-
-    def set_meta(self, key: str, value: str) -> None:
-        self._run("set_meta", key=key, value=value)
 
     # not in the product's seam -----------------------------------------------------------
 

@@ -12,9 +12,10 @@ from importlib import resources
 _FILE = re.compile(r"^(\d{4})_\w+\.sql$")
 
 
-def migrations() -> list[tuple[int, str]]:
-    """(version, SQL text) of every migration, in order."""
-    folder = resources.files("cronduit.store.sql").joinpath("migrations")
+def migrations(package: str = "cronduit.store.sql") -> list[tuple[int, str]]:
+    """(version, SQL text) of every migration in ``package``'s ``migrations/``, in order:
+    SQLite's by default, PostgreSQL's from ``cronduit.store.pg``."""
+    folder = resources.files(package).joinpath("migrations")
     found = []
     for entry in folder.iterdir():
         match = _FILE.match(entry.name)

@@ -1,9 +1,9 @@
-"""The SQL store's transaction, shared by the SQLite and PostgreSQL backends.
+"""The SQLite store's transaction.
 
 All SQL lives in ``queries.sql`` (named queries) and ``migrations/`` (numbered). This module
 only binds values, converts rows into the records of :mod:`cronduit.ports`, and turns
-constraint violations into :class:`~cronduit.ports.Conflict`. A backend supplies a DB-API
-cursor and its parameter style.
+constraint violations into :class:`~cronduit.ports.Conflict`; the queries it runs as the
+PostgreSQL backend does are written once, in :mod:`cronduit.store.named`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from cronduit.ports import (
     Notification,
     Pause,
     Run,
-    RunEnd,
     SlotRecord,
     Timer,
 )
+from cronduit.store.named import NamedQueries
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 _LOW = "0000-01-01T00:00:00.000000Z"
@@ -218,7 +218,7 @@ def _run_update(names: tuple[str, ...]) -> str:
     return f"UPDATE runs SET {assignments} WHERE id = :id"
 
 
-class SqlTransaction:
+class SqlTransaction(NamedQueries):
     """:class:`cronduit.ports.Transaction` over one DB-API cursor inside a transaction."""
 
     def __init__(self, cursor: Cursor, translate: Callable[[str], str],
@@ -264,14 +264,13 @@ class SqlTransaction:
             self._cursor.executemany(self._translate(positional(query, order)), rows)
         return int(self._cursor.rowcount)
 
+    def _fields(self, record: object) -> dict[str, Any]:
+        return _values(record)
+
     def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
         cursor = self._run(query, **values)
         read = _reader(kind, tuple(column[0] for column in cursor.description))
         return [read(row) for row in cursor.fetchall()]
-
-    def _one(self, kind: type[R], query: str, /, **values: Any) -> R | None:
-        found = self._all(kind, query, **values)
-        return found[0] if found else None
 
     # events ------------------------------------------------------------------------------
 
@@ -301,58 +300,19 @@ class SqlTransaction:
         return [int(self._run("event_seq_of_delivery", delivery_id=e.delivery_id).fetchone()[0])
                 for e in events]
 
-    def record_delivery(self, delivery: Delivery) -> bool:
-        return self._run("record_delivery", **_values(delivery)).rowcount == 1
-
-    def events_of_delivery(self, delivery_id: str) -> list[Event]:
-        return self._all(Event, "events_of_delivery", parent=delivery_id)
-
-    def event_by_delivery(self, delivery_id: str) -> Event | None:
-        return self._one(Event, "event_by_delivery", delivery_id=delivery_id)
-
-    def new_events(self, limit: int) -> list[Event]:
-        return self._all(Event, "new_events", limit=limit)
-
-    def waiting_events(self, job: str) -> list[Event]:
-        return self._all(Event, "waiting_events", job=job)
-
-    def newest_waiting_event(self, job: str) -> Event | None:
-        return self._one(Event, "newest_waiting_event", job=job)
-
-    def jobs_with_waiting(self) -> list[str]:
-        return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
-
     def set_event_state(self, seqs: Sequence[int], state: EventState,
                         run_id: str | None) -> None:
         text = str(state)  # bound as plain text: the driver adapts a str subclass per row
         self._many_in_order("set_event_state", _EVENT_STATE_ORDER,
                             [(text, run_id, seq) for seq in seqs])
 
-    def events_of_run(self, run_id: str) -> list[Event]:
-        return self._all(Event, "events_of_run", run_id=run_id)
-
     # timers and slots --------------------------------------------------------------------
-
-    def due_timers(self, now: datetime, limit: int) -> list[Timer]:
-        return self._all(Timer, "due_timers", now=now, limit=limit)
-
-    def timers(self) -> list[Timer]:
-        return self._all(Timer, "timers")
-
-    def get_timer(self, job: str) -> Timer | None:
-        return self._one(Timer, "get_timer", job=job)
-
-    def put_timers(self, timers: Sequence[Timer]) -> None:
-        self._many("put_timer", [_values(timer) for timer in timers])
 
     def advance_timers(self, moves: Sequence[tuple[Timer, int]]) -> int:
         return self._many_in_order("advance_timer", _ADVANCE_ORDER, [
             (to_text(t.slot), t.slot_name, to_text(t.due_at), t.last_name, t.job, version)
             for t, version in moves
         ])
-
-    def delete_timer(self, job: str) -> None:
-        self._run("delete_timer", job=job)
 
     def record_slots(self, records: Sequence[SlotRecord]) -> None:
         self._many_in_order("record_slot", _SLOT_ORDER, [
@@ -381,65 +341,15 @@ class SqlTransaction:
             self._cursor.execute(self._translate(_run_update(tuple(values))),
                                  _params({**values, "id": run_id}))
 
-    def get_run(self, run_id: str) -> Run | None:
-        return self._one(Run, "get_run", id=run_id)
-
-    def active_runs(self, job: str | None = None) -> list[Run]:
-        if job is None:
-            return self._all(Run, "active_runs")
-        return self._all(Run, "active_runs_of_job", job=job)
-
-    def due_backoffs(self, now: datetime) -> list[Run]:
-        return self._all(Run, "due_backoffs", now=now)
-
-    def overdue_runs(self, now: datetime) -> list[Run]:
-        return self._all(Run, "overdue_runs", now=now)
-
     def active_count(self, job: str) -> tuple[int, int]:
         row = self._run("active_count", job=job).fetchone()
         return int(row[0]), int(row[1])
-
-    def history(self, job: str, limit: int) -> list[Run]:
-        return self._all(Run, "history", job=job, limit=limit)
-
-    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
-        return self._all(Run, "runs_to_prune", job=job, keep=keep)
-
-    def insert_notification(self, run_id: str, notifier: str, body: str,
-                            now: datetime) -> None:
-        self._run("insert_notification", run_id=run_id, notifier=notifier, body=body,
-                  next_at=now, created_at=now)
-
-    def due_notifications(self, now: datetime, limit: int) -> list[Notification]:
-        return self._all(Notification, "due_notifications", now=now, limit=limit)
-
-    def record_notification_try(self, seq: int, state: NotificationState, next_at: datetime,
-                                error: str, now: datetime) -> None:
-        self._run("record_notification_try", seq=seq, state=state, next_at=next_at,
-                  error=error, now=now)
-
-    def notifications_of_run(self, run_id: str) -> list[Notification]:
-        return self._all(Notification, "notifications_of_run", run_id=run_id)
-
-    def failed_notifications(self, limit: int) -> list[Notification]:
-        return self._all(Notification, "failed_notifications", limit=limit)
 
     def insert_run_end(self, job: str, run_id: str, event: str, outcome: str,
                        ended_at: datetime) -> int:
         row = self._run("insert_run_end", job=job, run_id=run_id, event=event, outcome=outcome,
                         ended_at=ended_at).fetchone()
         return 0 if row is None else int(row[0])
-
-    def run_ends_after(self, job: str | None, seq: int) -> list[RunEnd]:
-        if job is None:
-            return self._all(RunEnd, "run_ends_after", seq=seq)
-        return self._all(RunEnd, "run_ends_of_job_after", job=job, seq=seq)
-
-    def unchained_run_ends(self, limit: int) -> list[RunEnd]:
-        return self._all(RunEnd, "unchained_run_ends", limit=limit)
-
-    def mark_chained(self, seq: int) -> None:
-        self._run("mark_chained", seq=seq)
 
     def last_run_end_seq(self) -> int:
         row = self._run("last_run_end_seq").fetchone()
@@ -454,34 +364,16 @@ class SqlTransaction:
     def insert_pause(self, pause: Pause) -> None:
         self._run("insert_pause", **_values(pause))
 
-    def active_pause(self, job: str) -> Pause | None:
-        return self._one(Pause, "active_pause", job=job)
-
-    def pauses(self, resumed_after: datetime | None = None) -> list[Pause]:
-        if resumed_after is None:
-            return self._all(Pause, "active_pauses")
-        return self._all(Pause, "pauses_resumed_after", after=resumed_after)
-
-    def end_pause(self, job: str, at: datetime, by: str) -> Pause | None:
-        # One statement finds and ends it: of two resumes at once, one gets the pause.
-        return self._one(Pause, "end_pause", job=job, at=at, by=by)
-
     def insert_audit(self, entry: AuditEntry) -> int:
         row = self._run("insert_audit", at=entry.at, operator=entry.operator,
                         action=entry.action, job=entry.job, detail=entry.detail).fetchone()
         return int(row[0])
-
-    def audit(self, limit: int) -> list[AuditEntry]:
-        return self._all(AuditEntry, "audit", limit=limit)
 
     # meta --------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
         row = self._run("get_meta", key=key).fetchone()
         return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        self._run("set_meta", key=key, value=value)
 
     # not in the product's seam -----------------------------------------------------------
 
