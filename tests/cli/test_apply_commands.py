@@ -7,7 +7,7 @@ import json
 import os
 import socket
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
-from cronduit.daemon.heartbeat import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo, write_heartbeat
 from cronduit.daemon.reload import APPLY_ASKED
 from cronduit.ports import Store
 from cronduit.store import open_store
@@ -54,8 +54,7 @@ class Install:
     def heartbeat(self, host: str | None = None) -> None:
         info = DaemonInfo(os.getpid(), host or socket.gethostname(), T0.isoformat(),
                           T0.isoformat(), False)
-        with self.store.transaction() as tx:
-            tx.set_meta("daemon", json.dumps(asdict(info)))
+        write_heartbeat(self.store, info)
 
 
 @pytest.fixture

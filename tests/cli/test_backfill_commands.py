@@ -8,7 +8,7 @@ import os
 import re
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
-from cronduit.daemon.heartbeat import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo, write_heartbeat
 from cronduit.engine import Engine
 from cronduit.ports import Pause, Store
 from cronduit.store import open_store
@@ -48,8 +48,7 @@ class Install:
     def heartbeat(self) -> None:
         info = DaemonInfo(os.getpid(), socket.gethostname(), T0.isoformat(), T0.isoformat(),
                           False)
-        with self.store.transaction() as tx:
-            tx.set_meta("daemon", json.dumps(asdict(info)))
+        write_heartbeat(self.store, info)
 
     def daemon(self, exit_status: Callable[[str], int] = lambda _: 0) -> Callable[[float], None]:
         """A sleep that plays the daemon: one tick, then every attempt going exits."""

@@ -4,11 +4,10 @@ written (no event, no pause, no audit entry, no apply asked for)."""
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
 from cronduit.core.text import MAX_OPERATOR, MAX_REASON
-from cronduit.daemon.heartbeat import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo, write_heartbeat
 from cronduit.daemon.reload import APPLY_ASKED
 from cronduit.ports import Pause, Store
 from cronduit.store import open_store
@@ -66,8 +65,7 @@ class Install:
     def heartbeat(self) -> None:
         info = DaemonInfo(os.getpid(), socket.gethostname(), T0.isoformat(), T0.isoformat(),
                           False)
-        with self.store.transaction() as tx:
-            tx.set_meta("daemon", json.dumps(asdict(info)))
+        write_heartbeat(self.store, info)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime, SystemClock
 from cronduit.core.config import load_config
-from cronduit.daemon.heartbeat import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo, write_heartbeat
 from cronduit.executor.logcap import PUNCH, cut, open_capped
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Event, NewEvent, Run, Store
@@ -88,8 +88,7 @@ class Install:
     def heartbeat(self, dry_run: bool = False) -> DaemonInfo:
         info = DaemonInfo(os.getpid(), socket.gethostname(), T0.isoformat(), T0.isoformat(),
                           dry_run)
-        with self.store.transaction() as tx:
-            tx.set_meta("daemon", json.dumps(asdict(info)))
+        write_heartbeat(self.store, info)
         return info
 
 

@@ -7,7 +7,7 @@ import json
 import os
 import socket
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
-from cronduit.daemon.heartbeat import DaemonInfo
+from cronduit.daemon.heartbeat import DaemonInfo, write_heartbeat
 from cronduit.ports import Run, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock
@@ -130,8 +130,7 @@ def test_pause_wakes_a_running_daemon_and_says_when_none_runs(install: Install) 
     assert "no daemon is running" in down.stderr
     assert [] == install.nudged
     info = DaemonInfo(os.getpid(), socket.gethostname(), T0.isoformat(), T0.isoformat(), False)
-    with install.store.transaction() as tx:
-        tx.set_meta("daemon", json.dumps(asdict(info)))
+    write_heartbeat(install.store, info)
     install.invoke("job", "resume", "nightly")
     assert [info] == install.nudged
 

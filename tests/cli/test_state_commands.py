@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from cronduit.cli.context import Runtime
 from cronduit.cli.state_commands import progress_lines
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.daemon.heartbeat import DaemonInfo, write_applied
+from cronduit.daemon.heartbeat import DaemonInfo, write_applied, write_heartbeat
 from cronduit.ports import NewEvent, Run, SlotRecord, Store, Timer
 from cronduit.store import open_store
 from cronduit.testing import FakeClock
@@ -243,8 +243,7 @@ def test_a_daemon_in_dry_run_arms_no_timers_and_that_is_not_divergence(
 def heartbeat(store: Store, dry_run: bool = False) -> None:
     info = DaemonInfo(os.getpid(), socket.gethostname(), (T0 - timedelta(hours=1)).isoformat(),
                       T0.isoformat(), dry_run)
-    with store.transaction() as tx:
-        tx.set_meta("daemon", json.dumps(asdict(info)))
+    write_heartbeat(store, info)
 
 
 def test_status_shows_the_attempt_in_progress_and_a_retry_waiting(install: Install) -> None:

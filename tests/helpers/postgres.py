@@ -17,6 +17,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from cronduit.store.postgres import PostgresStore
+
 URL = os.environ.get("CRONDUIT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -58,3 +60,14 @@ def fresh_schema() -> Iterator[str]:
 def in_schema(schema: str) -> str:
     """The test server's URL with ``schema`` as its search_path."""
     return psycopg.conninfo.make_conninfo(URL, options=f"-csearch_path={schema}")
+
+
+@contextmanager
+def postgres_store() -> Iterator[PostgresStore]:
+    """A migrated PostgreSQL store in a fresh schema of its own, closed and dropped after."""
+    with fresh_schema() as schema:
+        store = PostgresStore(in_schema(schema))
+        try:
+            yield store
+        finally:
+            store.close()

@@ -24,12 +24,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         yield backend
         backend.close()
         return
-    from cronduit.store.postgres import PostgresStore  # noqa: PLC0415 - loads psycopg
-    from tests.helpers.postgres import fresh_schema, in_schema  # noqa: PLC0415
+    from tests.helpers.postgres import postgres_store  # noqa: PLC0415 - loads psycopg
 
-    with fresh_schema() as schema:
-        backend = PostgresStore(in_schema(schema))
-        try:
-            yield backend
-        finally:
-            backend.close()
+    with postgres_store() as backend:
+        yield backend

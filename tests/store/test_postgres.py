@@ -21,19 +21,21 @@ from cronduit.faults import reason_of
 from cronduit.ports import Conflict, NewEvent, Run, Timer, Transaction
 from cronduit.store import open_store
 from cronduit.store.postgres import LATEST, PostgresStore
-from tests.helpers.postgres import URL, fresh_schema, in_schema, require_server
+from tests.helpers.postgres import (
+    URL,
+    fresh_schema,
+    in_schema,
+    postgres_store,
+    require_server,
+)
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def pg() -> Iterator[PostgresStore]:
-    with fresh_schema() as schema:
-        store = PostgresStore(in_schema(schema))
-        try:
-            yield store
-        finally:
-            store.close()
+    with postgres_store() as store:
+        yield store
 
 
 def _describe(db: psycopg.Connection[Any], schema: str) -> dict[str, list[tuple[Any, ...]]]:
