@@ -57,3 +57,8 @@ def test_a_payload_is_decoded_only_when_read() -> None:
     assert not unread.is_empty
     with pytest.raises(ValueError):  # noqa: PT011 - json's own error
         _ = unread.fields
+
+
+def test_a_stored_empty_payload_is_the_one_empty_value() -> None:
+    assert EMPTY is Payload.stored("{}")
+    assert {"inputs": {}} == dict(Payload.stored('{"inputs": {}}').fields)

@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 
 from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
-from cronduit.core.payload import EMPTY, Payload
+from cronduit.core.payload import Payload
 from cronduit.ports import (
     AuditEntry,
     Conflict,
@@ -83,7 +83,7 @@ def _make_reader(kind: type[R], columns: tuple[str, ...]) -> Callable[[Sequence[
         if name not in _field_names(kind):
             continue
         enum = _ENUM_FIELDS.get((kind, name))
-        convert = (_payload_of if name == "payload"
+        convert = (Payload.stored if name == "payload"
                    else None if enum is None else {m.value: m for m in enum}.__getitem__)
         plan.append((name, index, convert))
 
@@ -92,11 +92,6 @@ def _make_reader(kind: type[R], columns: tuple[str, ...]) -> Callable[[Sequence[
                        for name, index, convert in plan})
 
     return read
-
-
-def _payload_of(text: str) -> Payload:
-    """A stored payload: the one empty value for the many that carry nothing."""
-    return EMPTY if text == "{}" else Payload(text)
 
 
 def _param(value: Any) -> Any:

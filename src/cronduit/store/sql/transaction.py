@@ -18,7 +18,7 @@ from importlib import resources
 from typing import Any, Protocol, TypeVar
 
 from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
-from cronduit.core.payload import EMPTY, Payload
+from cronduit.core.payload import Payload
 from cronduit.ports import (
     AuditEntry,
     Conflict,
@@ -143,7 +143,7 @@ def _make_reader(kind: type[R], columns: tuple[str, ...]) -> Callable[[Sequence[
         if (kind, name) in _ENUM_FIELDS:
             return _member_of(_ENUM_FIELDS[kind, name])
         if name == "payload":
-            return _payload_of
+            return Payload.stored
         return bool if name in _BOOL_FIELDS else None
 
     if all(name in index_of for name in names):  # every field read: build positionally
@@ -181,11 +181,6 @@ def _values(record: object) -> dict[str, Any]:
 
 def _params(values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _param(value) for name, value in values.items()}
-
-
-def _payload_of(text: str) -> Payload:
-    """A stored payload: the one empty value for the many that carry nothing."""
-    return EMPTY if text == "{}" else Payload(text)
 
 
 def _param(value: Any) -> Any:
