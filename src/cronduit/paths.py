@@ -1,7 +1,8 @@
 """Where cronduit keeps things on disk, in one place: every edge asks here.
 
 A relative ``settings.state`` is read from the config file's folder, like ``dir``, so the
-daemon and the CLI find the same store wherever they are started from.
+daemon and the CLI find the same store wherever they are started from. With a PostgreSQL
+state the same layout, minus the database, is under ``settings.runs_dir`` on each host.
 
     <state>/cronduit.db                         the SQLite store
     <state>/runs/<run>/log                      stdout and stderr of every attempt
@@ -25,6 +26,9 @@ from pathlib import Path
 
 from cronduit.core.config.model import Config
 
+DEFAULT_RUNS_DIR = ".cronduit"
+"""Where runs' files go beside the config when the state is in PostgreSQL."""
+
 
 @dataclass(frozen=True)
 class StatePaths:
@@ -34,7 +38,14 @@ class StatePaths:
 
     @staticmethod
     def of(config: Config, config_path: Path) -> StatePaths:
-        state = Path(config.settings.state)
+        """The state directory; with a PostgreSQL state, the local folder for runs' files
+        (``settings.runs_dir``, by default ``.cronduit`` beside the config): there is no
+        ``cronduit.db`` in it then, only runs, workspaces and the daemon's lock."""
+        settings = config.settings
+        if settings.uses_postgres:
+            state = Path(settings.runs_dir or DEFAULT_RUNS_DIR)
+        else:
+            state = Path(settings.state)
         if not state.is_absolute():
             state = config_path.resolve().parent / state
         return StatePaths(state)

@@ -18,8 +18,9 @@ def errors(text: str, filename: str = "c.yaml") -> list[str]:
 
 
 JOB_KEYS = (
-    "at, catch_up, command, cron, dir, dst, durable, env, every, inputs, jitter, notify, on, "
-    "overlap, paused_on_start, retry, run, secrets, steps, time_zone, timeout, webhook, workspace"
+    "at, catch_up, command, cron, dir, dst, durable, env, every, inputs, jitter, nodes, notify, "
+    "on, overlap, paused_on_start, retry, run, secrets, steps, time_zone, timeout, webhook, "
+    "workspace"
 )
 
 
@@ -51,8 +52,8 @@ def test_an_unknown_key_in_settings_lists_the_settings_keys() -> None:
         """
     expected = (
         "c.yaml:3:3: settings: unknown key 'time_out' (did you mean 'timeout'?); allowed keys: "
-        "api_token, catch_up, github_secret, github_token, kept_runs, listen, max_log, "
-        "secrets_file, state, timeout, webhook_secret"
+        "api_token, catch_up, github_secret, github_token, kept_runs, lease, listen, max_log, "
+        "node, runs_dir, secrets_file, state, state_password, timeout, webhook_secret"
     )
     assert [expected] == errors(text)
 

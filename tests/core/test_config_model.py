@@ -132,14 +132,53 @@ def test_a_postgresql_state_url_is_a_valid_setting_for_code() -> None:
     assert Settings(state="postgresql://cronduit@db/cronduit").uses_postgres
 
 
-def test_a_postgresql_state_url_in_a_file_is_refused_until_the_store_exists() -> None:
-    """A file naming a PostgreSQL state is refused at check, at the value, saying why: a
-    daemon would otherwise start on it and fail."""
+def test_a_postgresql_state_url_in_a_file_is_taken_with_its_node_settings() -> None:
+    """A file names a PostgreSQL state with this daemon's node, its lease and where its
+    runs' files go (SPEC §10)."""
+    config = load("settings:\n  state: 'postgresql://cronduit@db/cronduit'\n  node: web-1.a\n"
+                  "  lease: 1m\n  runs_dir: /var/lib/cronduit\n  state_password: PG_PASS\n")
+    settings = config.settings
+    assert (True, "web-1.a", 60, "/var/lib/cronduit", "PG_PASS") == (
+        settings.uses_postgres, settings.node, settings.lease, settings.runs_dir,
+        settings.state_password)
+
+
+def test_node_settings_have_their_defaults() -> None:
+    """No node name (the host's), a 30 s lease, runs beside the config."""
+    settings = load("settings: {state: 'postgresql://db/x'}\n").settings
+    assert (None, 30, None) == (settings.node, settings.lease, settings.runs_dir)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("settings: {node: '-x'}", "c.yaml:1:18: settings.node: must be 1 to 63 letters, digits, "
+         "dots, dashes or underscores, starting with a letter or digit"),
+        ("settings: {node: 'a b'}", "c.yaml:1:18: settings.node: must be 1 to 63 letters, "
+         "digits, dots, dashes or underscores, starting with a letter or digit"),
+        (f"settings: {{node: {'a' * 64}}}", "c.yaml:1:18: settings.node: must be 1 to 63 "
+         "letters, digits, dots, dashes or underscores, starting with a letter or digit"),
+        ("settings: {lease: 2s}", "c.yaml:1:19: settings.lease: must be at least 3s"),
+        ("settings: {lease: 11m}", "c.yaml:1:19: settings.lease: must be at most 10m"),
+        ("settings: {runs_dir: /r}", "c.yaml:1:22: settings.runs_dir: applies only with a "
+         "postgresql:// state; with SQLite the state directory holds the runs' logs and outputs"),
+        ("jobs: {j: {run: x, nodes: []}}", "c.yaml:1:27: jobs.j.nodes: must list at "
+         "least 1 node"),
+        ("jobs: {j: {run: x, nodes: ['a/b']}}", "c.yaml:1:28: jobs.j.nodes[0]: must be a node "
+         "name, with * and ? standing for any characters"),
+        ("jobs: {j: {run: x, nodes: [a, a]}}", "c.yaml:1:31: jobs.j.nodes[1]: repeats 'a' "
+         "(first at [0])"),
+    ],
+)
+def test_node_settings_are_refused_at_the_value_naming_the_rule(line: str, expected: str) -> None:
     with pytest.raises(ConfigErrors) as caught:
-        load("settings: {state: 'postgresql://cronduit@db/cronduit'}\n")
-    assert ["c.yaml:1:19: settings.state: not available yet in this version of cronduit (the "
-            "PostgreSQL store); give a directory for the embedded SQLite store (the default is "
-            ".cronduit)"] == [str(error) for error in caught.value.errors]
+        load(line + "\n")
+    assert [expected] == [str(error) for error in caught.value.errors]
+
+
+def test_a_job_names_the_nodes_it_may_run_on() -> None:
+    job = load("jobs: {backup: {run: x, nodes: ['db-*', disk1]}}\n").jobs["backup"]
+    assert ("db-*", "disk1") == job.nodes
 
 
 def test_empty_sections_read_as_empty() -> None:

@@ -36,6 +36,13 @@ thousands of digits)."""
 
 # -- counts ------------------------------------------------------------------------------
 
+MIN_LEASE: Final = 3
+"""A node lease shorter than this could not be renewed (every third of it) reliably."""
+MAX_LEASE: Final = 600
+"""A node lease longer than this leaves a dead daemon's runs unowned for too long."""
+MAX_NODE_GLOBS: Final = 32
+MAX_NODE_NAME: Final = 63
+
 MAX_KEPT_RUNS: Final = 1_000_000
 """``kept_runs``: per job, the runs whose log and output files are kept."""
 MAX_CATCH_UP_RUNS: Final = 10_000

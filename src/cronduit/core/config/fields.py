@@ -33,10 +33,14 @@ from cronduit.core.limits import (
     MAX_CATCH_UP_RUNS,
     MAX_DURATION,
     MAX_KEPT_RUNS,
+    MAX_LEASE,
     MAX_MAX_LOG,
+    MAX_NODE_GLOBS,
+    MAX_NODE_NAME,
     MAX_PARALLEL,
     MAX_PORT,
     MAX_RETENTION,
+    MIN_LEASE,
     MIN_MAX_LOG,
 )
 from cronduit.core.matching import CONCLUSIONS, event_name_error, pattern_error
@@ -139,6 +143,9 @@ Duration = Annotated[int, _duration()]
 PositiveDuration = Annotated[int, _duration(minimum=1)]
 """From 1s to ten years."""
 Retention = Annotated[int, _duration(minimum=1, maximum=MAX_RETENTION)]
+LeaseDuration = Annotated[int, _duration(minimum=MIN_LEASE, maximum=MAX_LEASE)]
+"""A node lease: long enough to be renewed (every third of it) through a slow second, short
+enough that a dead daemon's runs are taken over while they still matter."""
 
 
 def _window(value: object, info: ValidationInfo) -> int | None:
@@ -487,6 +494,30 @@ def _is_http_url(value: str) -> bool:
     return parts.scheme in ("http", "https") and bool(host) and value == value.strip()
 
 
+NODE_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_NODE_NAME - 1}}}")
+NODE_GLOB = re.compile(rf"[A-Za-z0-9*?][A-Za-z0-9._*?-]{{0,{MAX_NODE_NAME - 1}}}")
+
+
+def _node_name(value: str) -> str:
+    if not NODE_NAME.fullmatch(value):
+        raise invalid("must be 1 to 63 letters, digits, dots, dashes or underscores, "
+                      "starting with a letter or digit")
+    return value
+
+
+def _node_glob(value: str) -> str:
+    if not NODE_GLOB.fullmatch(value):
+        raise invalid("must be a node name, with * and ? standing for any characters")
+    return value
+
+
 ListenAddress = Annotated[str, Strict(), AfterValidator(_listen)]
+NodeName = Annotated[str, Strict(), AfterValidator(_node_name)]
+"""A daemon's node name (``settings.node``): what leases, run records and ``nodes:`` name."""
+NodeGlobs = Annotated[
+    tuple[Annotated[str, Strict(), AfterValidator(_node_glob)], ...],
+    AfterValidator(_unique), length(MAX_NODE_GLOBS, "nodes", minimum=1),
+]
+"""A job's ``nodes:``: the node names it may run on, as shell-style globs."""
 StateLocation = Annotated[str, Strict(), AfterValidator(_state)]
 HttpUrl = Annotated[str, Strict(), AfterValidator(_http_url)]

@@ -35,9 +35,9 @@ UNAVAILABLE_JOB_KEYS = {
              "or run",
     "durable": f"{NOT_YET_AVAILABLE} (durable executions that resume where they failed)",
 }
-UNAVAILABLE_STATE = (
-    f"{NOT_YET_AVAILABLE} (the PostgreSQL store); give a directory for the embedded SQLite "
-    "store (the default is .cronduit)"
+RUNS_DIR_WITHOUT_POSTGRES = (
+    "applies only with a postgresql:// state; with SQLite the state directory holds the runs' "
+    "logs and outputs"
 )
 _STAND_IN_NAME = "job"  # validates a job whose key is not a valid name, for its other errors
 
@@ -139,8 +139,8 @@ class _Loading:
         settings, failed = self._validate(
             Settings, data, ("settings",), LoadContext(section=Settings)
         )
-        if settings is not None and settings.uses_postgres:
-            self.problems.append(Problem(("settings", "state"), UNAVAILABLE_STATE))
+        if settings is not None and settings.runs_dir is not None and not settings.uses_postgres:
+            self.problems.append(Problem(("settings", "runs_dir"), RUNS_DIR_WITHOUT_POSTGRES))
         return settings or Settings(), failed
 
     def _notifiers(self, raw: dict[str, Any]) -> dict[str, Notifier]:

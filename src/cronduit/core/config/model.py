@@ -45,8 +45,11 @@ from cronduit.core.config.fields import (
     HttpUrl,
     JobSecrets,
     KeptRuns,
+    LeaseDuration,
     ListenAddress,
     Name,
+    NodeGlobs,
+    NodeName,
     NonEmptyText,
     NotifyOutcomes,
     ParallelRuns,
@@ -206,6 +209,8 @@ DEFAULT_CATCH_UP = CatchUp(window=6 * 3600)
 # -- settings and notifiers --------------------------------------------------------------
 
 DEFAULT_MAX_LOG = 64 * MiB
+DEFAULT_LEASE = 30
+"""``lease: 30s``: renewed every 10 s; a dead daemon's work moves within 40 s."""
 
 
 class Settings(_Record):
@@ -227,6 +232,16 @@ class Settings(_Record):
     api_token: SecretName | None = None
     max_log: Size = DEFAULT_MAX_LOG
     """A run's log past this many bytes keeps its head and its tail, the cut marked."""
+    node: NodeName | None = None
+    """This daemon's node name (None: the host's name, see :func:`node_name`)."""
+    lease: LeaseDuration = DEFAULT_LEASE
+    """How long a node's lease lasts unrenewed (with a PostgreSQL state)."""
+    runs_dir: NonEmptyText | None = None
+    """With a PostgreSQL state: the local folder for runs' logs and outputs (None:
+    ``.cronduit`` beside the config). With SQLite the state directory holds them."""
+    state_password: SecretName | None = None
+    """The *name* of the secret that holds the PostgreSQL password, if libpq's own ways
+    (``PGPASSWORD``, ``~/.pgpass``, a service file) are not used."""
 
     @property
     def listen_address(self) -> tuple[str, int]:
@@ -426,6 +441,9 @@ class Job(_Record):
     workspace: Workspace | None = None
     paused_on_start: Flag = False
     durable: Durable | None = None
+    nodes: NodeGlobs | None = None
+    """With a PostgreSQL state: the nodes (globs of ``settings.node`` names) this job's runs
+    may start on; None: any."""
 
     RULES: ClassVar[Sequence[rules.Rule[Any]]] = rules.JOB_RULES
 

@@ -1,0 +1,56 @@
+"""Nodes: which daemon is which, and which jobs' runs each may start (SPEC §10).
+
+With a PostgreSQL state many daemons share one state; each is a node, named by
+``settings.node`` or, by default, by its host's name. A job's ``nodes:`` globs narrow the
+nodes its runs may start on (a backup that needs the host with the disk); timers fire and
+triggers are accepted on any node whatever the job says, only the run waits for an eligible
+one. Pure: the host's name comes in as a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from cronduit.core.config.fields import NODE_NAME
+from cronduit.core.config.model import Job
+from cronduit.core.limits import MAX_NODE_NAME
+
+_NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+FALLBACK_NODE = "node"
+"""The name of a node whose host's name has nothing a node name may hold."""
+
+
+def node_name(configured: str | None, hostname: str) -> str:
+    """``settings.node``, else the host's name made a valid node name (characters a name
+    may not hold become ``-``, cut to 63)."""
+    if configured is not None:
+        return configured
+    name = _NOT_IN_A_NAME.sub("-", hostname).lstrip("-._")[:MAX_NODE_NAME]
+    return name if NODE_NAME.fullmatch(name) else FALLBACK_NODE
+
+
+@lru_cache(maxsize=1024)
+def _pattern(glob: str) -> re.Pattern[str]:
+    # Node globs hold only ``*`` and ``?`` besides name characters (the config checks), so
+    # this is the whole of their syntax; fnmatch would bring ``[...]`` and the file system.
+    return re.compile("".join(".*" if c == "*" else "." if c == "?" else re.escape(c)
+                              for c in glob))
+
+
+def runs_on(globs: Sequence[str] | None, node: str) -> bool:
+    """Whether a job with these ``nodes:`` globs may start runs on ``node`` (case counts:
+    node names are compared as written)."""
+    return globs is None or any(_pattern(glob).fullmatch(node) for glob in globs)
+
+
+def excluded_jobs(jobs: Iterable[Job], node: str) -> tuple[str, ...]:
+    """The jobs whose runs may not start on ``node``, sorted: what this node's routing and
+    retries leave to the others."""
+    return tuple(sorted(job.name for job in jobs if not runs_on(job.nodes, node)))
+
+
+def live_matches(globs: Sequence[str], live: Iterable[str]) -> bool:
+    """Whether any live node matches a job's ``nodes:`` (``doctor`` warns when none does)."""
+    return any(runs_on(globs, node) for node in live)
