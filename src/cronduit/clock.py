@@ -1,8 +1,10 @@
-"""The only place cronduit reads the wall clock. Everything else is handed ``now``."""
+"""The only places cronduit reads a clock. Everything else is handed ``now``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 
 class SystemClock:
@@ -10,3 +12,35 @@ class SystemClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+
+class SourceClock:
+    """Another machine's clock, read through this one's monotonic clock
+    (:class:`cronduit.ports.Clock`): with a PostgreSQL state, the database's, so every
+    daemon compares due times on the same clock whatever its own host's says.
+
+    :meth:`sync` reads the source (one round trip) and notes the monotonic instant halfway
+    through it; :meth:`now` is that reading plus the monotonic time since. The daemon syncs
+    at every turn of its loop, so between syncs the error is the monotonic clock's drift
+    over a second or so, and a wall clock stepped on this host changes nothing.
+    """
+
+    def __init__(self, source: Callable[[], datetime],
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._source = source
+        self._monotonic = monotonic
+        self._base: tuple[datetime, float] | None = None
+
+    def sync(self) -> None:
+        """Read the source again; raises what reading it raised (the base stays)."""
+        before = self._monotonic()
+        read = self._source()
+        after = self._monotonic()
+        self._base = (read.astimezone(UTC), (before + after) / 2)
+
+    def now(self) -> datetime:
+        if self._base is None:
+            self.sync()
+        assert self._base is not None
+        read, at = self._base
+        return read + timedelta(seconds=self._monotonic() - at)

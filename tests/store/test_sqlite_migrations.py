@@ -57,6 +57,13 @@ def _rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
                 for table in TABLES}
 
 
+def _as_wide_as(before: dict[str, list[tuple[object, ...]]],
+               after: dict[str, list[tuple[object, ...]]]) -> dict[str, list[tuple[object, ...]]]:
+    """``after``'s rows cut to the columns ``before`` had."""
+    return {table: [row[:len(before[table][0])] if before[table] else row for row in rows]
+            for table, rows in after.items()}
+
+
 def test_the_state_checks_keep_every_row_of_an_older_state_file(tmp_path: Path) -> None:
     """Migration 6 rebuilds four tables to add their CHECKs: every row comes through as it
     was, seqs included, and the new constraints hold from then on."""
@@ -68,7 +75,7 @@ def test_the_state_checks_keep_every_row_of_an_older_state_file(tmp_path: Path) 
     store = SqliteStore(path)
     try:
         assert 6 <= store.migrate()
-        assert before == _rows(path)
+        assert before == _as_wide_as(before, _rows(path))  # later migrations add columns
         with store.transaction() as tx:
             assert 10 == tx.insert_event(NewEvent("manual/10", "report", "manual", "m",
                                                   datetime(2026, 6, 1, 10, tzinfo=UTC)))

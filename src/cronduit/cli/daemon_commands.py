@@ -15,6 +15,7 @@ from cronduit.cli.job_commands import default_operator
 from cronduit.cli.options import config_option, fail, load_config_and_text, operator_option
 from cronduit.cli.render import echo_json, utc
 from cronduit.core.config import Config
+from cronduit.ports import NodeTaken
 from cronduit.secrets import SecretsError, load_secrets
 
 APPLY_WAIT_SECONDS = 10.0
@@ -34,6 +35,8 @@ def serve(config_path: Path, dry_run: bool) -> None:
         fail(str(error), 3)
     except daemon.ListenError as error:
         fail(str(error), 1)
+    except NodeTaken as error:
+        fail(str(error), 3)
     except SecretsError as error:  # the file went bad since the check above
         fail(str(error))
 

@@ -46,6 +46,9 @@ class AttemptReport:
     """The process disappeared without an exit status (lost while cronduit was down)."""
     not_started: str | None = None
     """Why the process could not be started at all (a missing ``dir``, no processes left)."""
+    node_lost: str | None = None
+    """The node the attempt went on, when that node's lease expired with the attempt going:
+    its own supervisor ended the process; the attempt is retried like a failed one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,10 @@ class Verdict:
     outcome: Outcome | None
     reason: str
     retry_at: datetime | None = None
+
+
+NODE_LOST = "node lost"
+"""The reason a run's attempt failed when the node it went on was lost (SPEC §10)."""
 
 
 def judge_attempt(
@@ -84,6 +91,8 @@ def judge_attempt(
 def _failure_reason(report: AttemptReport) -> str:
     if report.not_started is not None:
         return f"could not start: {report.not_started}"
+    if report.node_lost is not None:
+        return f"{NODE_LOST} (node {report.node_lost})"
     if report.vanished:
         return "process vanished while cronduit was down"
     if report.exit_status is None:

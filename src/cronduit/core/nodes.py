@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from functools import lru_cache
 
 from cronduit.core.config.fields import NODE_NAME
 from cronduit.core.config.model import Job
 from cronduit.core.limits import MAX_NODE_NAME
+from cronduit.core.timespec import format_utc
 
 _NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 FALLBACK_NODE = "node"
@@ -54,3 +56,14 @@ def excluded_jobs(jobs: Iterable[Job], node: str) -> tuple[str, ...]:
 def live_matches(globs: Sequence[str], live: Iterable[str]) -> bool:
     """Whether any live node matches a job's ``nodes:`` (``doctor`` warns when none does)."""
     return any(runs_on(globs, node) for node in live)
+
+
+def taken_by(held_host: str, held_pid: int, expires_at: datetime, retired: bool, now: datetime,
+             my_host: str, holder_gone: bool) -> str | None:
+    """Why a node held as described may not be taken now, or None when it may: its lease
+    expired (by the store's clock ``now``), it was retired, or its holder was a daemon on
+    this host whose process is gone (a restart within the lease)."""
+    if retired or expires_at <= now or (held_host == my_host and holder_gone):
+        return None
+    return (f"a live daemon holds it (host {held_host}, pid {held_pid}; its lease runs until "
+            f"{format_utc(expires_at)}): give each daemon its own settings.node")

@@ -49,6 +49,15 @@ ACCEPTOR = Subject(
 """The HTTP acceptor: webhooks, GitHub deliveries, run-now, pause and resume."""
 
 
+LEASE = Subject(
+    begins="cannot renew the node's lease: {reason}; runs going here are ended before the "
+           "lease runs out, retrying",
+    changes="still cannot renew the node's lease, now: {reason}",
+    ends="renewing the node's lease again after {took}",
+)
+"""The node lease's renewals (a PostgreSQL state shared by many daemons)."""
+
+
 @dataclass(frozen=True)
 class Outage:
     """An outage under way: why the last write failed, since when, and how many in a row."""

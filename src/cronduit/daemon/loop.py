@@ -43,11 +43,12 @@ from cronduit.daemon.heartbeat import (
     own_start_time,
     write_heartbeat,
 )
+from cronduit.daemon.lease import NodeLease
 from cronduit.daemon.memory import TRIM_EVERY, release_free_memory
 from cronduit.daemon.reload import Reloader
 from cronduit.engine import Engine
 from cronduit.faults import reason_of
-from cronduit.ports import Clock, Event, Runner, Store
+from cronduit.ports import Clock, Event, LeaseLost, NodeTaken, Runner, Store
 from cronduit.secrets import missing_secrets_file
 
 T = TypeVar("T")
@@ -71,7 +72,8 @@ class Daemon:
                  checkpoint: Callable[[str], None] | None = None,
                  secrets: Callable[[Config], Mapping[str, str]] = lambda _: {},
                  open_store: Callable[[], Store] | None = None, config_text: str = "",
-                 bind: Callable[[str, int], socket.socket] | None = None) -> None:
+                 bind: Callable[[str, int], socket.socket] | None = None,
+                 node: str = "local", lease: NodeLease | None = None) -> None:
         self.config_path = config_path
         self.store = store
         self._open_store = open_store
@@ -86,8 +88,13 @@ class Daemon:
         self.clock = clock
         self.dry_run = dry_run
         self.log = log
+        self.lease = lease
+        """This daemon's node lease where other daemons share the store; None: alone."""
+        self._lease_lost = False
+        self._lease_outage: outage.Outage | None = None
         self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log,
-                             checkpoint=checkpoint or (lambda _: None))
+                             checkpoint=checkpoint or (lambda _: None), node=node,
+                             shared=lease is not None)
         self.reloader = Reloader(config_path, store, self.engine, config_text, secrets,
                                  self._log)
         self._wake = asyncio.Event()
@@ -119,6 +126,10 @@ class Daemon:
                                 (signal.SIGHUP, self._ask_reload), (signal.SIGUSR1, self.wake)):
             loop.add_signal_handler(signum, handler)
         try:
+            if self.lease is not None:
+                await self._retrying(self.lease.take)
+                self._log(f"node {self.lease.name}: lease taken (epoch {self.lease.epoch}, "
+                          f"renewed every {self.lease.every:g}s)")
             await self._start_up()
         except _StoppedWaiting:
             if listening is not None:
@@ -132,9 +143,15 @@ class Daemon:
         acceptor = await self._start_http(listening)
         self._notifications = NotificationSender(lambda: self.engine.config, self.store,
                                                  self.clock, self._off_loop, self._log)
+        keeping = (asyncio.create_task(self._keep_lease()) if self.lease is not None
+                   else None)
         try:
             await self._loop()
         finally:
+            if keeping is not None:
+                keeping.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await keeping
             if self.http is not None:
                 await self.http.stop()
             if acceptor is not None:
@@ -213,6 +230,10 @@ class Daemon:
         while not self._stopping:
             try:
                 due = await self._once()
+            except LeaseLost as error:  # a fenced transaction wrote nothing
+                self._lease_lost = True
+                self._log(f"warning: {error}")
+                continue
             except Exception as error:  # the state folder's faults are lived through
                 reason = reason_of(error)
                 if reason is None:
@@ -232,6 +253,13 @@ class Daemon:
         # First: a wake (a SIGHUP, a trigger accepted) that comes at any point of the turn is
         # kept for the next one, so nothing asked during a heartbeat waits a whole sleep.
         self._wake.clear()
+        if self.lease is not None and (self._lease_lost or not self.lease.starts_runs()):
+            await self._off_loop(self._regain_lease)
+            if self._lease_lost:
+                return None
+        sync = getattr(self.clock, "sync", None)
+        if sync is not None:  # the store's clock: every due time is compared with it
+            await self._off_loop(sync)
         if self._reload:
             await self._off_loop(self._apply)
             self._reload = False  # only once applied: a failed apply is tried again
@@ -249,6 +277,60 @@ class Daemon:
         if self.engine.dispatch and self._notifications is not None:
             self._notifications.kick()
         return due
+
+    async def _keep_lease(self) -> None:
+        """Renew the node's lease every third of it, on a thread of its own (a long commit
+        of the engine's must not hold a renewal up); after each renewal the next tick
+        sweeps lost nodes. A renewal that fails logs a line as the failures begin and one
+        as they end; one refused marks the lease lost for the loop to take again."""
+        lease = self.lease
+        assert lease is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(lease.every)
+            if self._lease_lost:
+                continue  # the loop is taking the node again
+            try:
+                held = await asyncio.to_thread(lease.renew)
+            except Exception as error:
+                reason = reason_of(error)
+                if reason is None:
+                    raise
+                step = outage.failed(self._lease_outage, reason, loop.time(), outage.LEASE)
+                self._lease_outage = step.outage
+                if step.line is not None:
+                    self._log(f"node {lease.name}: {step.line}")
+                continue
+            step = outage.succeeded(self._lease_outage, loop.time(), outage.LEASE)
+            self._lease_outage = step.outage
+            if step.line is not None:
+                self._log(f"node {lease.name}: {step.line}")
+            if held:
+                self.engine.sweep_due = True
+            else:
+                self._lease_lost = True
+            self.wake()
+
+    def _regain_lease(self) -> None:
+        """The lease is lost or about to be: no run starts. Renew it if the store still
+        holds it for this epoch; else take the node again (a new epoch) and adopt what is
+        still this node's, as after a restart. Raises what the store raised."""
+        lease = self.lease
+        assert lease is not None
+        if not self._lease_lost and lease.renew():
+            return
+        if not self._lease_lost:
+            self._lease_lost = True
+        self.engine.forget_launches()
+        try:
+            lease.take()
+        except NodeTaken as error:
+            self._log(f"warning: {error}; no runs start here until it is free")
+            return
+        self._lease_lost = False
+        self._log(f"node {lease.name}: lease taken again (epoch {lease.epoch}); runs going "
+                  "here past the old lease were ended by the supervisor")
+        self.engine.start(self.clock.now())
 
     @property
     def secrets(self) -> Mapping[str, str]:

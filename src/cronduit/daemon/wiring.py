@@ -13,20 +13,25 @@ import asyncio
 import fcntl
 import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from cronduit.clock import SystemClock
+from cronduit.clock import SourceClock, SystemClock
 from cronduit.core.config.model import Config
+from cronduit.core.nodes import node_name
 from cronduit.daemon.errors import AlreadyServing
+from cronduit.daemon.heartbeat import own_start_time
+from cronduit.daemon.lease import NodeLease
 from cronduit.daemon.loop import Daemon
 from cronduit.daemon.memory import limit_malloc_arenas
+from cronduit.executor.procfs import identity
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
-from cronduit.ports import Store
+from cronduit.ports import Clock, NodeClaim, Store
 from cronduit.secrets import load_secrets
-from cronduit.store import open_store
+from cronduit.store import membership_of, open_store
 
 CRASH_VARIABLE = "CRONDUIT_CRASH_AT"
 """For crash tests: the engine step (fired, routed, launching) after which the daemon
@@ -69,12 +74,32 @@ def _daemon(config_path: Path, config: Config, text: str, paths: StatePaths,
         return (daemon.engine.config if daemon is not None else config).settings.max_log
 
     runner = ProcessRunner(paths, config_path, secrets, wake, max_log=max_log)
-    daemon = Daemon(config_path, config, store, runner, SystemClock(), dry_run=dry_run, log=_log,
+    node = node_name(config.settings.node, socket.gethostname())
+    membership = membership_of(store)
+    clock: Clock = SystemClock()
+    lease = None
+    if membership is not None:
+        clock = SourceClock(membership.now)  # the database's: see cronduit.clock
+        claim = NodeClaim(node, socket.gethostname(), os.getpid(), own_start_time(),
+                          config.settings.listen)
+        lease = NodeLease(membership, claim, float(config.settings.lease), _holder_gone,
+                          getattr(runner, "hold_lease", _no_lease_file))
+    daemon = Daemon(config_path, config, store, runner, clock, dry_run=dry_run, log=_log,
                     checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
                     open_store=lambda: open_store(config, config_path, daemon=True),
-                    config_text=text)
+                    config_text=text, node=node, lease=lease)
     return daemon, runner
+
+
+def _holder_gone(pid: int, pid_start: int | None) -> bool:
+    """Whether the daemon that held a node from this host is gone (a restart)."""
+    found = identity(pid)
+    return found is None or (pid_start is not None and found.start_time != pid_start)
+
+
+def _no_lease_file(_: float | None) -> None:
+    """Until the runner can tell its supervisor about the lease."""
 
 
 async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:

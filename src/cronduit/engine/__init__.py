@@ -24,33 +24,48 @@ end is committed before the next run starts.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from cronduit.core.config.model import Config
 from cronduit.core.enums import RunState
 from cronduit.core.lifecycle import recovered_attempt
 from cronduit.engine.arming import Record, arm
-from cronduit.engine.ending import Ended, attempt_ended, collect_ended, enforce_deadlines, retry_due
+from cronduit.engine.ending import (
+    Ended,
+    attempt_ended,
+    collect_ended,
+    enforce_deadlines,
+    retry_due,
+    stop_cancelled,
+)
 from cronduit.engine.firing import fire_timers
 from cronduit.engine.launching import LAUNCH_CHUNK, Launcher
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.pauses import read_pauses, settle_pauses
 from cronduit.engine.plan import BATCH, Log, Plan, Stage, quiet
 from cronduit.engine.routing import chain, route
+from cronduit.engine.takeover import sweep_lost_nodes
 from cronduit.engine.work import start_waiting
 from cronduit.ports import Runner, Store
 
-__all__ = ["BATCH", "LAUNCH_CHUNK", "Engine"]
+__all__ = ["BATCH", "CONTENDED_RETRY", "LAUNCH_CHUNK", "Engine"]
+
+CONTENDED_RETRY = timedelta(milliseconds=100)
+"""How soon a tick that found a job's work held by another daemon looks again."""
 
 
 class Engine:
     """Drives one config's jobs against a store and a runner."""
 
     def __init__(self, config: Config, store: Store, runner: Runner, *, dispatch: bool = True,
-                 log: Log = quiet, checkpoint: Log = quiet) -> None:
+                 log: Log = quiet, checkpoint: Log = quiet, node: str = "local",
+                 shared: bool = False) -> None:
         self.store = store
         self.runner = runner
-        self.stage = Stage(Plan.of(config), dispatch, log)
+        self.stage = Stage(Plan.of(config), dispatch, log, node=node, shared=shared)
+        self.sweep_due = False
+        """Set (by the daemon, after each lease renewal) to sweep lost nodes at the next
+        tick; only where other daemons share the store."""
         self.checkpoint = checkpoint
         """Called with a step's name once it has committed (``ended``: attempts' ends and the
         runs they end; ``fired``; ``routed``) or just before processes start (``launching``):
@@ -106,19 +121,29 @@ class Engine:
             self.checkpoint("ended")
         if fired:
             self.checkpoint("fired")
+        stage.contended = False
         with self.store.transaction() as tx:
             read_pauses(stage, tx)  # a pause committed since the first transaction counts
             chain(stage, tx, now)
             routed = route(stage, tx, now, outbox)
             if stage.dispatch:
                 retry_due(stage, tx, now, outbox)
-                enforce_deadlines(tx, now, outbox)
+                enforce_deadlines(stage, tx, now, outbox)
+                if stage.shared:
+                    stop_cancelled(stage, tx, outbox)
+                    if self.sweep_due:
+                        sweep_lost_nodes(stage, tx, now, outbox)
+        self.sweep_due = False
         if routed:
             self.checkpoint("routed")
         self.launcher.carry_out(outbox, now)
         if max(fired, routed) == BATCH:
             return now  # more waiting than one batch: come back at once
-        return self._next_due()
+        due = self._next_due()
+        if stage.contended:  # another daemon held a job's work: look again soon
+            soon = now + CONTENDED_RETRY
+            return soon if due is None else min(due, soon)
+        return due
 
     def start(self, now: datetime) -> None:
         """After (re)start: adopt or settle attempts left by the previous daemon, then start
@@ -126,7 +151,9 @@ class Engine:
         stage, outbox = self.stage, Outbox()
         with self.store.transaction() as tx:
             settle_pauses(stage, tx, now, outbox)
-            for run in tx.active_runs():
+            # Only this node's runs: another host's processes are never adopted here.
+            own = tx.active_runs() if not stage.shared else tx.active_runs_of_node(stage.node)
+            for run in own:
                 if run.state != RunState.RUNNING:
                     continue
                 found = recovered_attempt(self.runner.recover(run), run.pid is not None)
@@ -139,6 +166,13 @@ class Engine:
                     if name in stage.config.jobs:
                         start_waiting(stage, tx, name, now, outbox)
         self.launcher.carry_out(outbox, now)
+
+    def forget_launches(self) -> None:
+        """The node's lease was lost: launches committed under it must not begin now (its
+        runs may be another node's already); what is still this node's is adopted again by
+        :meth:`start` once the lease is taken again."""
+        self.launcher.waiting.clear()
+        self.stage.stopping.clear()
 
     def _next_due(self) -> datetime | None:
         if self.launcher.waiting:

@@ -39,6 +39,7 @@ def collect_ended(stage: Stage, tx: Transaction, ended: Ended, now: datetime,
     """Settle each reported end, once: a replayed report of a settled attempt is ignored."""
     for run_id, attempt, report in ended:
         run = tx.get_run(run_id)
+        stage.stopping.discard(run_id)
         if run is None or run.state != RunState.RUNNING or run.attempts != attempt:
             continue
         attempt_ended(stage, tx, run, attempt, report, now, outbox)
@@ -114,19 +115,31 @@ def notify(stage: Stage, tx: Transaction, job: Job, facts: RunFacts, now: dateti
 
 def retry_due(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> None:
     """Runs in backoff whose time came: the next attempt, or the end their deadline owes."""
-    for run in tx.due_backoffs(now):
+    for run in tx.due_backoffs(now, stage.scope, stage.excluded):
         step = backoff_step(now, run.deadline_at, run.next_attempt_at)
         if step == "timeout":
             end_run(stage, tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
                     run.exit_status, now, outbox)
         elif step == "retry":
             attempt = run.attempts + 1
-            tx.update_run(run.id, state=RunState.RUNNING, attempts=attempt, next_attempt_at=None)
-            outbox.launches.append(Launch(replace(run, attempts=attempt), attempt))
+            tx.update_run(run.id, state=RunState.RUNNING, attempts=attempt, next_attempt_at=None,
+                          node=stage.node)
+            outbox.launches.append(Launch(replace(run, attempts=attempt, node=stage.node),
+                                          attempt))
 
 
-def enforce_deadlines(tx: Transaction, now: datetime, outbox: Outbox) -> None:
-    """Runs going past their deadline are asked to stop; each ends when its process does."""
-    for run in tx.overdue_runs(now):
+def enforce_deadlines(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> None:
+    """Runs of this node going past their deadline are asked to stop; each ends when its
+    process does."""
+    for run in tx.overdue_runs(now, stage.scope):
         tx.update_run(run.id, cancel_reason="timeout")
         outbox.stops.append((run, "timeout"))
+
+
+def stop_cancelled(stage: Stage, tx: Transaction, outbox: Outbox) -> None:
+    """Runs of this node that another node asked to stop (a replace): stopped here, where
+    their processes are, once each."""
+    for run in tx.cancelled_runs(stage.node):
+        if run.id not in stage.stopping and run.cancel_reason is not None:
+            stage.stopping.add(run.id)
+            outbox.stops.append((run, run.cancel_reason))

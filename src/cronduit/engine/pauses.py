@@ -36,6 +36,9 @@ def settle_pauses(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) 
         job = stage.config.jobs.get(pause.job)
         if job is None or tx.newest_waiting_event(job.name) is None:
             continue
+        if not tx.claim_job(job.name):  # another daemon decides this job's work now
+            stage.contended = True
+            continue
         events = {event.seq: event for event in tx.waiting_events(job.name)}
         for trigger in on_pause(job_state(stage, tx, job)):
             skip(stage, tx, job, events[trigger.seq], SKIPPED_PAUSED, now, outbox)

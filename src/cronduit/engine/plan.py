@@ -15,6 +15,7 @@ from datetime import datetime
 
 from cronduit.core.chaining import followers_of
 from cronduit.core.config.model import Config, Job
+from cronduit.core.nodes import excluded_jobs
 from cronduit.core.run_ids import RunIds
 from cronduit.core.timespec import Schedule, schedule_of
 
@@ -60,10 +61,35 @@ class Stage:
     paused: frozenset[str] = frozenset()
     """Jobs paused, as read at the start of the transaction under way."""
     run_ids: RunIds = field(default_factory=RunIds)
+    node: str = "local"
+    """This daemon's node name: recorded on the runs it starts; ``nodes:`` globs match it."""
+    shared: bool = False
+    """Whether other daemons share the store (PostgreSQL): each then adopts, times out and
+    stops only its own runs, and sweeps nodes that were lost."""
+    contended: bool = False
+    """Set when another daemon held a job's work this tick: what waits is looked at again
+    soon, not at the next due instant."""
+    stopping: set[str] = field(default_factory=set)
+    """Runs of this node asked to stop by another node, whose stop was sent."""
+    _excluded: tuple[Plan | None, tuple[str, ...]] = (None, ())
 
     @property
     def config(self) -> Config:
         return self.plan.config
+
+    @property
+    def scope(self) -> str | None:
+        """The node whose runs this engine handles; None: every run (one daemon)."""
+        return self.node if self.shared else None
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        """Jobs whose ``nodes:`` leave this node out: their work is left to the others."""
+        plan, names = self._excluded
+        if plan is not self.plan:
+            names = excluded_jobs(self.plan.config.jobs.values(), self.node)
+            self._excluded = (self.plan, names)
+        return names
 
     def new_run_id(self, now: datetime) -> str:
         return self.run_ids.next(now, secrets.randbits(36))

@@ -38,7 +38,7 @@ def route(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> int:
     carried from one trigger to the next while only this routing changed it (a trigger
     joined the work, or was skipped), so a burst on one job reads the store once, not once
     per trigger."""
-    events = tx.new_events(BATCH)
+    events = tx.new_events(BATCH, stage.excluded)
     known: Known = {}
     for event in events:
         _route_one(stage, tx, event, now, outbox, known)
@@ -51,6 +51,9 @@ def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbo
     if job is None:
         tx.set_event_state([event.seq], EventState.UNMATCHED, None)
         outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
+        return
+    if not tx.claim_job(job.name):  # another daemon decides this job's work now
+        stage.contended = True
         return
     state = known.pop(job.name, None) or arrival_state(stage, tx, job)
     trigger = trigger_of(event)
@@ -84,7 +87,9 @@ def _carry(stage: Stage, tx: Transaction, job: Job, event: Event, decision: Deci
                         run.exit_status, now, outbox)
             else:
                 tx.update_run(run.id, cancel_reason="cancelled")
-                outbox.stops.append((run, "cancelled"))
+                if run.node is None or run.node == stage.node:
+                    outbox.stops.append((run, "cancelled"))
+                # else its own node stops it when it sees the reason (cancelled_runs)
 
 
 def chain(stage: Stage, tx: Transaction, now: datetime) -> None:

@@ -42,8 +42,15 @@ def arrival_state(stage: Stage, tx: Transaction, job: Job) -> JobState:
 
 def start_waiting(stage: Stage, tx: Transaction, name: str, now: datetime,
                   outbox: Outbox) -> None:
-    """Start the runs the job's waiting work is owed now (after a run ended, at start-up)."""
+    """Start the runs the job's waiting work is owed now (after a run ended, at start-up).
+    Left to the node that holds the job's work now, if another does (it then reads what
+    this transaction committed), or to the nodes the job runs on."""
     job = stage.config.jobs[name]
+    if name in stage.excluded:
+        return
+    if not tx.claim_job(name):
+        stage.contended = True
+        return
     state = job_state(stage, tx, job)
     if not state.waiting:
         return
@@ -60,7 +67,7 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
     run = Run(id=stage.new_run_id(now), job=job.name, kind=chosen.kind, label=chosen.label,
               state=RunState.RUNNING, created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
               started_at=now, attempts=1, inputs=inputs_of(chosen), operator=chosen.operator,
-              late=chosen.late, deadline_at=run_deadline(now, job.timeout))
+              late=chosen.late, deadline_at=run_deadline(now, job.timeout), node=stage.node)
     tx.insert_run(run)
     tx.set_event_state([t.seq for t in batch.triggers], EventState.CONSUMED, run.id)
     outbox.launches.append(Launch(run, 1, chosen))

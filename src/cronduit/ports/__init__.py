@@ -20,6 +20,14 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from cronduit.ports.events import EventsAndDeliveries
 from cronduit.ports.meta import InstallationMeta
+from cronduit.ports.nodes import (
+    HolderGone,
+    LeaseLost,
+    Membership,
+    NodeClaim,
+    NodeRecord,
+    NodeTaken,
+)
 from cronduit.ports.notifications import NotificationQueue
 from cronduit.ports.pauses import PausesAndAudit
 from cronduit.ports.records import (
@@ -49,9 +57,15 @@ __all__ = [
     "Delivery",
     "Event",
     "EventsAndDeliveries",
+    "HolderGone",
     "InstallationMeta",
     "LaunchResult",
+    "LeaseLost",
+    "Membership",
     "NewEvent",
+    "NodeClaim",
+    "NodeRecord",
+    "NodeTaken",
     "Notification",
     "NotificationQueue",
     "Pause",

@@ -52,9 +52,9 @@ class EventsAndDeliveries(Protocol):
         none: what a client that retried a request (or waits for its run) reads."""
         ...
 
-    def new_events(self, limit: int) -> list[Event]:
+    def new_events(self, limit: int, excluded: Sequence[str] = ()) -> list[Event]:
         """Up to ``limit`` events in state ``new`` (accepted, not routed yet), lowest seq
-        first.
+        first, leaving out the ``excluded`` jobs' (those whose runs go on other nodes).
 
         The router moves each one out of ``new`` in the same transaction. Concurrency:
         as :meth:`~cronduit.ports.TimersAndLedger.due_timers`: SQLite's one writer makes the

@@ -131,6 +131,8 @@ class Run:
     attempt_dir: str | None = None
     cancel_reason: str | None = None
     files_pruned: bool = False
+    node: str | None = None
+    """The node the run goes (or went) on: where its process and its files are."""
 
 
 @dataclass(frozen=True, slots=True)

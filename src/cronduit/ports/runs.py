@@ -67,20 +67,55 @@ class WorkAndRuns(Protocol):
         order they were created."""
         ...
 
+    def active_runs_of_node(self, node: str) -> list[Run]:
+        """Runs not ended that ``node`` holds (its processes, its retries), in the order
+        they were created: what a restarted daemon of that node adopts."""
+        ...
+
+    def cancelled_runs(self, node: str | None) -> list[Run]:
+        """``running`` runs of ``node`` (None: of any node) asked to stop (a cancel reason
+        set, by a replace or a deadline, possibly on another node), in creation order."""
+        ...
+
+    def claim_job(self, job: str) -> bool:
+        """Take the job's work for this transaction: False while another transaction (on
+        another daemon) holds it, which then decides what waits and what starts. A backend
+        with one writer always gives it."""
+        ...
+
     def active_count(self, job: str) -> tuple[int, int]:
         """(runs of ``job`` not ended, how many of them are in backoff), read in one go: the
         overlap policy's input for each arriving trigger."""
         ...
 
-    def due_backoffs(self, now: datetime) -> list[Run]:
+    def due_backoffs(self, now: datetime, node: str | None = None,
+                     excluded: Sequence[str] = ()) -> list[Run]:
         """Runs in ``backoff`` whose next attempt or deadline is at or before ``now``, in
-        the order they were created."""
+        the order they were created: of ``node`` or of no node (None: any node's), leaving
+        out the ``excluded`` jobs'. A backend shared by many daemons locks the rows it
+        returns and skips locked ones, so a retry is claimed once."""
         ...
 
-    def overdue_runs(self, now: datetime) -> list[Run]:
-        """``running`` runs whose deadline is at or before ``now`` and that nobody has asked
-        to stop yet (no ``cancel_reason``), in the order they were created. The caller sets
-        the cancel reason as it stops them, so each is returned until then only."""
+    def overdue_runs(self, now: datetime, node: str | None = None) -> list[Run]:
+        """``running`` runs (of ``node``; None: of any) whose deadline is at or before
+        ``now`` and that nobody has asked to stop yet (no ``cancel_reason``), in the order
+        they were created. The caller sets the cancel reason as it stops them, so each is
+        returned until then only."""
+        ...
+
+    def lost_nodes(self, me: str, limit: int) -> list[tuple[str, int]]:
+        """Up to ``limit`` nodes other than ``me`` whose lease expired by the store's clock
+        and that no node has swept yet, as (name, epoch), each locked for this transaction
+        and skipped while another holds it. A store with one daemon has none."""
+        ...
+
+    def release_backoffs(self, node: str) -> None:
+        """Runs of ``node`` sleeping before a retry are no node's any more: any may claim
+        the retry."""
+        ...
+
+    def retire_node(self, name: str, epoch: int, by: str) -> None:
+        """Mark the node swept (by ``by``): its lease is over for good."""
         ...
 
     def history(self, job: str, limit: int) -> list[Run]:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from cronduit.core.config.model import Config
 from cronduit.paths import StatePaths
-from cronduit.ports import Store
+from cronduit.ports import Membership, Store
 from cronduit.store.errors import DRIVER_ERRORS
 from cronduit.store.sqlite import SqliteStore
 
-__all__ = ["DRIVER_ERRORS", "open_store"]
+__all__ = ["DRIVER_ERRORS", "membership_of", "open_store"]
 
 
 def open_store(config: Config, config_path: Path, *, daemon: bool = False) -> Store:
@@ -28,3 +28,10 @@ def open_store(config: Config, config_path: Path, *, daemon: bool = False) -> St
         return PostgresStore(config.settings.state)
     return SqliteStore(StatePaths.of(config, config_path).database,
                        background_checkpoints=daemon)
+
+
+def membership_of(store: Store) -> Membership | None:
+    """The node leases of a store shared by many daemons; None for a store one daemon
+    serves (SQLite)."""
+    found: Membership | None = getattr(store, "membership", None)
+    return found

@@ -62,8 +62,18 @@ class NamedQueries(ABC):
     def event_by_delivery(self, delivery_id: str) -> Event | None:
         return self._one(Event, "event_by_delivery", delivery_id=delivery_id)
 
-    def new_events(self, limit: int) -> list[Event]:
-        return self._all(Event, "new_events", limit=limit)
+    def new_events(self, limit: int, excluded: Sequence[str] = ()) -> list[Event]:
+        return self._all(Event, "new_events", limit=limit, excluded=list(excluded))
+
+    def due_backoffs(self, now: datetime, node: str | None = None,
+                     excluded: Sequence[str] = ()) -> list[Run]:
+        return self._all(Run, "due_backoffs", now=now, node=node, excluded=list(excluded))
+
+    def active_runs_of_node(self, node: str) -> list[Run]:
+        return self._all(Run, "active_runs_of_node", node=node)
+
+    def cancelled_runs(self, node: str | None) -> list[Run]:
+        return self._all(Run, "cancelled_runs", node=node)
 
     def waiting_events(self, job: str) -> list[Event]:
         return self._all(Event, "waiting_events", job=job)
@@ -100,11 +110,8 @@ class NamedQueries(ABC):
             return self._all(Run, "active_runs")
         return self._all(Run, "active_runs_of_job", job=job)
 
-    def due_backoffs(self, now: datetime) -> list[Run]:
-        return self._all(Run, "due_backoffs", now=now)
-
-    def overdue_runs(self, now: datetime) -> list[Run]:
-        return self._all(Run, "overdue_runs", now=now)
+    def overdue_runs(self, now: datetime, node: str | None = None) -> list[Run]:
+        return self._all(Run, "overdue_runs", now=now, node=node)
 
     def history(self, job: str, limit: int) -> list[Run]:
         return self._all(Run, "history", job=job, limit=limit)

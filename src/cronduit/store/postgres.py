@@ -29,6 +29,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from cronduit.faults import count_database_errors
+from cronduit.store.pg.membership import PgMembership, check_fence
 from cronduit.store.pg.transaction import PgTransaction
 from cronduit.store.sql.migrate import migrations
 
@@ -64,6 +65,8 @@ class PostgresStore:
                  pool_size: int = POOL_SIZE) -> None:
         self._conninfo = conninfo
         self._inside = threading.local()
+        self._fence: tuple[str, int] | None = None
+        """The node lease every transaction checks first, once the daemon holds one."""
         if migrate:
             self.migrate()
         self._pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size,
@@ -99,9 +102,19 @@ class PostgresStore:
         self._inside.open = True
         try:
             with self._pool.connection() as connection, connection.cursor() as cursor:
+                if self._fence is not None:
+                    check_fence(cursor, self._fence)
                 yield PgTransaction(cursor)
         finally:
             self._inside.open = False
+
+    @property
+    def membership(self) -> PgMembership:
+        """The node leases of this database (:class:`cronduit.ports.Membership`)."""
+        return PgMembership(self._pool.connection, self._set_fence)
+
+    def _set_fence(self, fence: tuple[str, int] | None) -> None:
+        self._fence = fence
 
     def close(self) -> None:
         self._pool.close()

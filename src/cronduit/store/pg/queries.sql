@@ -21,7 +21,9 @@ SELECT * FROM events WHERE delivery_id = %(delivery_id)s;
 
 -- name: new_events
 -- Locked and skipping locked rows: routers on many daemons each route an event once.
-SELECT * FROM events WHERE state = 'new' ORDER BY seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED;
+-- The jobs named in excluded run on other nodes (their nodes: globs leave this one out).
+SELECT * FROM events WHERE state = 'new' AND NOT (job = ANY(%(excluded)s::text[]))
+ORDER BY seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED;
 
 -- name: waiting_events
 SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq;
@@ -81,12 +83,13 @@ ORDER BY slot;
 -- nothing and leaves the transaction usable, as on SQLite; the caller raises Conflict.
 INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
     created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
-    deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned)
+    deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned,
+    node)
 VALUES (%(id)s, %(job)s, %(trigger_seq)s, %(kind)s, %(label)s, %(state)s, %(exclusive)s,
     %(outcome)s, %(reason)s, %(created_at)s, %(started_at)s, %(finished_at)s, %(attempts)s,
     %(exit_status)s, %(inputs)s, %(operator)s, %(late)s, %(deadline_at)s,
     %(next_attempt_at)s, %(pid)s, %(pid_start)s, %(attempt_dir)s, %(cancel_reason)s,
-    %(files_pruned)s)
+    %(files_pruned)s, %(node)s)
 ON CONFLICT DO NOTHING;
 
 -- name: get_run
@@ -94,6 +97,16 @@ SELECT * FROM runs WHERE id = %(id)s;
 
 -- name: active_runs
 SELECT * FROM runs WHERE state <> 'ended' ORDER BY seq;
+
+-- name: active_runs_of_node
+SELECT * FROM runs WHERE state <> 'ended' AND node = %(node)s ORDER BY seq;
+
+-- name: cancelled_runs
+-- Runs another node asked to stop (a replace, a deadline): only their own node can.
+SELECT * FROM runs
+WHERE state = 'running' AND cancel_reason IS NOT NULL
+    AND (%(node)s::text IS NULL OR node = %(node)s)
+ORDER BY seq;
 
 -- name: active_runs_of_job
 SELECT * FROM runs WHERE state <> 'ended' AND job = %(job)s ORDER BY seq;
@@ -153,13 +166,18 @@ SELECT MIN(due) FROM (
 ) AS candidates;
 
 -- name: due_backoffs
+-- A node retries its own runs and those no node holds (a lost node's, released by the sweep),
+-- each claimed once: locked, skipping those another node's retry holds.
 SELECT * FROM runs
 WHERE state = 'backoff' AND (next_attempt_at <= %(now)s OR deadline_at <= %(now)s)
-ORDER BY seq;
+    AND (%(node)s::text IS NULL OR node = %(node)s OR node IS NULL)
+    AND NOT (job = ANY(%(excluded)s::text[]))
+ORDER BY seq FOR UPDATE SKIP LOCKED;
 
 -- name: overdue_runs
 SELECT * FROM runs
 WHERE state = 'running' AND cancel_reason IS NULL AND deadline_at <= %(now)s
+    AND (%(node)s::text IS NULL OR node = %(node)s)
 ORDER BY seq;
 
 -- name: active_count
@@ -232,3 +250,23 @@ RETURNING seq;
 
 -- name: audit
 SELECT * FROM audit ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: claim_job
+-- A job's work is decided by one node at a time: a lock for this transaction, skipped (false)
+-- while another node's transaction holds it. The two-key form keeps cronduit's locks apart
+-- from any other advisory locks of the database.
+SELECT pg_try_advisory_xact_lock(%(space)s, hashtext(%(job)s));
+
+-- name: lost_nodes
+-- Nodes whose lease expired by the database's clock, each swept by one live node.
+SELECT name, epoch FROM nodes
+WHERE retired_at IS NULL AND expires_at < clock_timestamp() AND name <> %(me)s
+ORDER BY expires_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED;
+
+-- name: release_backoffs
+-- A lost node's runs sleeping before a retry: any node may now claim the retry.
+UPDATE runs SET node = NULL WHERE node = %(node)s AND state = 'backoff';
+
+-- name: retire_node
+UPDATE nodes SET retired_at = clock_timestamp(), retired_by = %(by)s
+WHERE name = %(name)s AND epoch = %(epoch)s;

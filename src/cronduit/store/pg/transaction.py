@@ -38,6 +38,9 @@ from cronduit.ports import (
 )
 from cronduit.store.named import NamedQueries
 
+JOB_LOCKS = 0x63726F6E
+"""The first key of cronduit's per-job advisory locks ("cron"): the second is the job's
+name hashed, so they never meet another application's locks in the same database."""
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 R = TypeVar("R")
 _ENUM_FIELDS: dict[tuple[type, str], type[StrEnum]] = {
@@ -265,6 +268,21 @@ class PgTransaction(NamedQueries):
     def insert_audit(self, entry: AuditEntry) -> int:
         return int(self._scalar("insert_audit", at=entry.at, operator=entry.operator,
                                 action=entry.action, job=entry.job, detail=entry.detail))
+
+    # nodes -------------------------------------------------------------------------------
+
+    def claim_job(self, job: str) -> bool:
+        return bool(self._scalar("claim_job", space=JOB_LOCKS, job=job))
+
+    def lost_nodes(self, me: str, limit: int) -> list[tuple[str, int]]:
+        rows = self._run("lost_nodes", me=me, limit=limit).fetchall()
+        return [(str(name), int(epoch)) for name, epoch in rows]
+
+    def release_backoffs(self, node: str) -> None:
+        self._run("release_backoffs", node=node)
+
+    def retire_node(self, name: str, epoch: int, by: str) -> None:
+        self._run("retire_node", name=name, epoch=epoch, by=by)
 
     # meta --------------------------------------------------------------------------------
 

@@ -15,6 +15,12 @@ SELECT * FROM events WHERE delivery_id = :delivery_id;
 -- name: new_events
 SELECT * FROM events WHERE state = 'new' ORDER BY seq LIMIT :limit;
 
+-- name: new_events_except
+-- The jobs named in :excluded (a JSON array) run on other nodes.
+SELECT * FROM events
+WHERE state = 'new' AND job NOT IN (SELECT value FROM json_each(:excluded))
+ORDER BY seq LIMIT :limit;
+
 -- name: waiting_events
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
 
@@ -65,17 +71,26 @@ ORDER BY slot;
 -- name: insert_run
 INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
     created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
-    deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned)
+    deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned,
+    node)
 VALUES (:id, :job, :trigger_seq, :kind, :label, :state, :exclusive, :outcome, :reason,
     :created_at, :started_at, :finished_at, :attempts, :exit_status, :inputs, :operator, :late,
     :deadline_at, :next_attempt_at, :pid, :pid_start, :attempt_dir, :cancel_reason,
-    :files_pruned);
+    :files_pruned, :node);
 
 -- name: get_run
 SELECT * FROM runs WHERE id = :id;
 
 -- name: active_runs
 SELECT * FROM runs WHERE state <> 'ended' ORDER BY seq;
+
+-- name: active_runs_of_node
+SELECT * FROM runs WHERE state <> 'ended' AND node = :node ORDER BY seq;
+
+-- name: cancelled_runs
+SELECT * FROM runs
+WHERE state = 'running' AND cancel_reason IS NOT NULL AND (:node IS NULL OR node = :node)
+ORDER BY seq;
 
 -- name: active_runs_of_job
 SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY seq;
@@ -133,13 +148,17 @@ SELECT MIN(due) FROM (
 ) AS candidates;
 
 -- name: due_backoffs
+-- A node retries its own runs and those no node holds (a lost node's, released by the sweep).
 SELECT * FROM runs
 WHERE state = 'backoff' AND (next_attempt_at <= :now OR deadline_at <= :now)
+    AND (:node IS NULL OR node = :node OR node IS NULL)
+    AND job NOT IN (SELECT value FROM json_each(:excluded))
 ORDER BY seq;
 
 -- name: overdue_runs
 SELECT * FROM runs
 WHERE state = 'running' AND cancel_reason IS NULL AND deadline_at <= :now
+    AND (:node IS NULL OR node = :node)
 ORDER BY seq;
 
 -- name: active_count

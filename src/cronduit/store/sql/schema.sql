@@ -95,7 +95,8 @@ CREATE TABLE runs (
     pid_start        INTEGER,
     attempt_dir      TEXT,
     cancel_reason    TEXT,
-    files_pruned     INTEGER NOT NULL DEFAULT 0
+    files_pruned     INTEGER NOT NULL DEFAULT 0,
+    node             TEXT
 );
 CREATE INDEX runs_by_job ON runs (job, seq);
 CREATE INDEX runs_active ON runs (state);

@@ -8,6 +8,7 @@ PostgreSQL backend does are written once, in :mod:`cronduit.store.named`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
@@ -268,6 +269,31 @@ class SqlTransaction(NamedQueries):
         return [read(row) for row in cursor.fetchall()]
 
     # events ------------------------------------------------------------------------------
+
+    def new_events(self, limit: int, excluded: Sequence[str] = ()) -> list[Event]:
+        if not excluded:  # the usual case, and the one the firing path is measured on
+            return self._all(Event, "new_events", limit=limit)
+        return self._all(Event, "new_events_except", limit=limit,
+                         excluded=json.dumps(list(excluded)))
+
+    def due_backoffs(self, now: datetime, node: str | None = None,
+                     excluded: Sequence[str] = ()) -> list[Run]:
+        return self._all(Run, "due_backoffs", now=now, node=node,
+                         excluded=json.dumps(list(excluded)))
+
+    # nodes: one daemon serves an SQLite state (its lock file says so), so none is lost ----
+
+    def claim_job(self, job: str) -> bool:
+        return True  # the one writer: no other transaction decides beside this one
+
+    def lost_nodes(self, me: str, limit: int) -> list[tuple[str, int]]:
+        return []
+
+    def release_backoffs(self, node: str) -> None:
+        """Nothing to release: no node of an SQLite state is ever lost."""
+
+    def retire_node(self, name: str, epoch: int, by: str) -> None:
+        """Nothing to retire: an SQLite state has no node leases."""
 
     def insert_event(self, event: NewEvent) -> int | None:
         row = self._run("insert_event", **_values(event)).fetchone()

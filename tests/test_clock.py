@@ -1,0 +1,47 @@
+"""The clocks: a source clock follows its source through the monotonic clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cronduit.clock import SourceClock
+
+
+def test_a_source_clock_reads_its_source_plus_the_monotonic_time_since() -> None:
+    mono = [100.0]
+    base = datetime(2026, 3, 29, 1, 0, tzinfo=UTC)
+    reads = [base]
+
+    def source() -> datetime:
+        mono[0] += 0.002  # a 2 ms round trip
+        return reads[-1]
+
+    clock = SourceClock(source, lambda: mono[0])
+    clock.sync()
+    mono[0] += 10.0
+    assert base + timedelta(seconds=10.001) == clock.now()
+    reads.append(base + timedelta(minutes=5))  # the source moved on its own
+    assert base + timedelta(seconds=10.001) == clock.now()  # not seen until a sync
+    clock.sync()
+    assert base + timedelta(minutes=5, seconds=0.001) == clock.now()
+
+
+def test_a_failed_sync_keeps_the_last_reading() -> None:
+    mono = [0.0]
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    answers: list[datetime | None] = [base, None]
+
+    def source() -> datetime:
+        answer = answers.pop(0)
+        if answer is None:
+            raise OSError("the database went away")
+        return answer
+
+    clock = SourceClock(source, lambda: mono[0])
+    clock.sync()
+    mono[0] = 3.0
+    with pytest.raises(OSError, match="went away"):
+        clock.sync()
+    assert base + timedelta(seconds=3) == clock.now()
