@@ -22,7 +22,6 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from cronduit.executor.lease import LEASE_CHECK, Deadline, lease_clock, read_lease
@@ -31,8 +30,6 @@ TERM_NOTE = (b"cronduit: stopping the run (SIGTERM): this node's lease could not
              b"and another daemon may take the run over\n")
 KILL_NOTE = (b"cronduit: killing the run (SIGKILL): this node's lease could not be renewed "
              b"and is about to expire\n")
-
-SignalGroup = Callable[[int, int], None]
 
 
 @dataclass
@@ -50,10 +47,7 @@ class _Held:
 class LeaseWatch:
     """The jobs under a lease, and the thread that stops them when it ends."""
 
-    def __init__(self, signal_group: SignalGroup | None = None,
-                 clock: Callable[[], float] = lease_clock) -> None:
-        self._signal_group = signal_group or _signal_group
-        self._clock = clock
+    def __init__(self) -> None:
         self._changed = threading.Condition()
         self._held: dict[int, _Held] = {}
         self._thread: threading.Thread | None = None
@@ -88,7 +82,7 @@ class LeaseWatch:
         with self._changed:
             leases = {held.lease for held in self._held.values()}
         deadlines = {lease: read_lease(lease) for lease in leases}
-        now = self._clock()
+        now = lease_clock()
         with self._changed:
             for held in self._held.values():
                 deadline = deadlines.get(held.lease)
@@ -110,7 +104,8 @@ class LeaseWatch:
         if held.log is not None:  # before the signal: the line comes before what the job says
             with contextlib.suppress(OSError):
                 os.write(held.log, note)
-        self._signal_group(held.pid, signum)
+        with contextlib.suppress(OSError):  # a group already gone is no error
+            os.killpg(held.pid, signum)
 
     def _run(self) -> None:
         while True:
@@ -123,9 +118,3 @@ class LeaseWatch:
                 pause = LEASE_CHECK
             with self._changed:
                 self._changed.wait(pause)
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    """Signal the job's process group; a group already gone is no error."""
-    with contextlib.suppress(OSError):
-        os.killpg(pid, signum)

@@ -175,5 +175,7 @@ class Runner(Protocol):
         """The node's lease (PostgreSQL state) holds until ``until``, an instant of
         ``time.monotonic()``: by then every attempt of this node is stopped (TERM, then
         KILL), even if the daemon itself is frozen, unless a later call moves ``until``.
-        None: no lease, nothing is ever stopped for one (the SQLite state)."""
+        None: no lease, nothing is ever stopped for one (the SQLite state). Attempts
+        launched while no lease is held are never stopped for one: call it before the
+        first launch."""
         ...
