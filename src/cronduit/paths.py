@@ -13,9 +13,12 @@ state the same layout, minus the database, is under ``settings.runs_dir`` on eac
     <state>/runs/<run>/workspace                what the run was told of its workspace
     <state>/workspaces/<repository>-<hash>/     checkouts (:mod:`cronduit.executor.workspace`)
     <state>/daemon.lock                         held by the one daemon serving this state
+    <state>/lease                               by when this node's jobs must be gone, while
+                                                its daemon holds a lease (PostgreSQL state)
 
 The attempt file's format is :mod:`cronduit.executor.files`'s; the retry hint's name is
-derived from it there, so only the attempt file is named here.
+derived from it there, so only the attempt file is named here. The lease file's format is
+:mod:`cronduit.executor.lease`'s.
 """
 
 from __future__ import annotations
@@ -57,6 +60,11 @@ class StatePaths:
     @cached_property
     def runs(self) -> Path:
         return self.root / "runs"
+
+    @property
+    def lease(self) -> Path:
+        """The node's lease file, which every supervisor of the daemon reads."""
+        return self.root / "lease"
 
     def run(self, run_id: str) -> Path:
         return self.runs / run_id

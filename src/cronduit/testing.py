@@ -61,6 +61,8 @@ class FakeRunner:
     """Jobs whose processes cannot start, by name, with the reason the runner reports."""
     deferring: str | None = None
     """While set, every launch is deferred with this reason, as a full state folder does."""
+    lease: float | None = None
+    """The last instant :meth:`hold_lease` was given (it stops nothing here)."""
     _ended: list[tuple[str, int, AttemptReport]] = field(default_factory=list)
     _live: dict[str, int] = field(default_factory=dict)
 
@@ -97,6 +99,9 @@ class FakeRunner:
 
     def prune(self, run: Run) -> None:
         self.pruned.append(run.id)
+
+    def hold_lease(self, until: float | None) -> None:
+        self.lease = until
 
     # -- driving it from a test ---------------------------------------------------------------
 

@@ -23,6 +23,12 @@ and after a restart, for an attempt recorded as in progress::
         case Exited(status): ...
         case Vanished(): ...
         case NotStarted(): attempt = launch(spec)
+
+With the state in PostgreSQL, after each renewal of the node's lease that succeeded::
+
+    runner.hold_lease(lease_deadline(sent_at, lease))   # sent_at: monotonic, before sending
+
+and the supervisors stop the node's jobs before the lease can expire (:mod:`.lease`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from __future__ import annotations
 from cronduit.executor.adopt import inspect
 from cronduit.executor.exits import GRACE, terminate_async, wait
 from cronduit.executor.files import RETRY_AFTER_VARIABLE
+from cronduit.executor.lease import LEASE_GRACE, lease_deadline, lease_margin
 from cronduit.executor.retry import parse_retry_after, retry_after
 from cronduit.executor.spawn import launch
 from cronduit.executor.states import (
@@ -49,6 +56,7 @@ from cronduit.executor.states import (
 __all__ = [
     "EX_TEMPFAIL",
     "GRACE",
+    "LEASE_GRACE",
     "RETRY_AFTER_VARIABLE",
     "Attempt",
     "AttemptConflict",
@@ -62,6 +70,8 @@ __all__ = [
     "Vanished",
     "inspect",
     "launch",
+    "lease_deadline",
+    "lease_margin",
     "logs",
     "parse_retry_after",
     "procfs",

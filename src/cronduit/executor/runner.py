@@ -42,6 +42,7 @@ from cronduit.executor import (
     wait,
     workspace,
 )
+from cronduit.executor.lease import write_lease
 from cronduit.executor.run_folders import RunFolders
 from cronduit.executor.spawn import begin_launch
 from cronduit.executor.workspace import WorkspaceError
@@ -77,6 +78,9 @@ class ProcessRunner:
         """Runs working in a workspace: its folder, mode and retain_failed, to release at the
         end."""
         self._stopped: dict[str, str] = {}
+        self._lease: Path | None = None
+        """The lease file the attempts launched now are stopped by; None while no lease is
+        held, so a file left by another daemon never stops this one's attempts."""
         self._ended: list[tuple[str, int, AttemptReport]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pool = ThreadPoolExecutor(max_workers=LAUNCH_THREADS,
@@ -202,6 +206,7 @@ class ProcessRunner:
             attempt_file=folder / f"attempt-{attempt}",
             log_path=folder / "log",
             max_log=self._max_log(),
+            lease_file=self._lease,
         )
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
@@ -228,6 +233,19 @@ class ProcessRunner:
         live = self._live.get(run.id)
         if live is not None:
             self._spawn(terminate_async(live[1], GRACE))
+
+    def hold_lease(self, until: float | None) -> None:
+        """The node's lease holds until ``until`` (``time.monotonic()``; see
+        :func:`~cronduit.executor.lease_deadline`); None: no lease.
+
+        Every attempt launched while a lease is held, and every attempt already launched
+        under one (an earlier daemon's too), is stopped by its supervisor as ``until`` comes,
+        unless a later call moves it. Call it after every renewal that succeeded, and before
+        the first launch; None removes the file (no attempt is stopped for a lease). Raises
+        :class:`OSError` when the file cannot be written: the deadline before it stays.
+        """
+        write_lease(self.paths.lease, until)
+        self._lease = None if until is None else self.paths.lease
 
     def prune(self, run: Run) -> None:
         # Off the loop: a run's files are several unlinks, and at hundreds of runs a second

@@ -81,6 +81,7 @@ class PendingLaunch:
             "cwd": str(spec.cwd),
             "env": {**spec.env, RETRY_AFTER_VARIABLE: str(retry_after_path(attempt_file))},
             "max_log": spec.max_log,
+            "lease": None if spec.lease_file is None else str(spec.lease_file.absolute()),
         }
         self._sent: tuple[_Channel, _Waiter] | None = None
 

@@ -60,6 +60,9 @@ class LaunchSpec:
     max_log: int | None = None
     """The log's cap in bytes (``settings.max_log``), kept by the supervisor while the job
     runs (:mod:`~cronduit.executor.logcap`); None for none."""
+    lease_file: Path | None = None
+    """The node's lease file (:mod:`~cronduit.executor.lease`): the supervisor stops the job
+    when the lease it holds ends. None: no lease, the job is never stopped for one."""
 
     def __post_init__(self) -> None:
         if (self.argv is None) == (self.shell is None):

@@ -30,6 +30,10 @@ A disk with no room for a line (``ENOSPC``, ``EDQUOT``) loses nothing: the line 
 order behind any other of that file, and written again every :data:`RETRY_WRITES` seconds
 until it fits, and the file stays open (its lock held, so the daemon waits) until then.
 
+A job started under the node's lease (the request names the lease file) is stopped when the
+lease ends, SIGTERM then SIGKILL, by a thread that watches the file (:mod:`.lease_watch`):
+with the state in PostgreSQL, another daemon is about to take the run over.
+
 While the job runs, the supervisor keeps its log under the cap the request names
 (``max_log``, from ``settings.max_log``), cutting out the middle in place (:mod:`.logcap`),
 and cuts it down to the cap one last time before it appends the exit status.
@@ -61,6 +65,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from cronduit.executor.lease_watch import LeaseWatch
 from cronduit.executor.logcap import CappedLog, LogCaps
 from cronduit.executor.procfs import identity
 
@@ -165,6 +170,7 @@ class Supervisor:
         """Each running job by its pidfd: its attempt file's descriptor (which holds the
         lock), its process, and its log when capped."""
         self._caps = LogCaps()
+        self._leases = LeaseWatch()
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._poll = select.epoll()  # registered from the spawning threads too: epoll is safe
 
@@ -237,9 +243,11 @@ class Supervisor:
     def _start(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         record, log = fds
         capped = None
+        lease = request.get("lease")
         try:
             os.write(record, STARTED_MARK)
             process = self._spawn(request["argv"], request["cwd"], request["env"], log)
+            lease_log = None if lease is None else _dup_quietly(log)
             capped = self._cap(log, request.get("max_log"))  # keeps the log open from here
         except OSError as error:
             os.ftruncate(record, 0)  # nothing of the job ran: the attempt may be launched
@@ -257,6 +265,8 @@ class Supervisor:
         assert found is not None
         self._records.append(record, b"%d\n" % pid)
         watch = os.pidfd_open(pid)
+        if lease is not None:  # held before its pidfd is watched, and so before it is reaped
+            self._leases.hold(watch, pid, lease_log, lease)
         with self._lock:
             self._live[watch] = (pid, record, process, capped)
         self._poll.register(watch, select.EPOLLIN)
@@ -267,10 +277,14 @@ class Supervisor:
         with self._lock:
             entry = self._live.pop(watch, None)
         self._poll.unregister(watch)
+        ended_by_lease = self._leases.release(watch)
         os.close(watch)
         if entry is None:
             return
         pid, record, process, capped = entry
+        if ended_by_lease:  # the zombie still names the group: nothing of it outlives the lease
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
         if capped is not None:  # before the status: once that is written, the run may end
             self._caps.finish(capped)
         try:
@@ -339,7 +353,8 @@ def _shell_fallback(argv: list[str], env: dict[str, str], error: OSError) -> lis
 
 
 def _raise_open_files_limit() -> None:
-    """Three descriptors per running job (its attempt file, its pidfd and its log): lift the
+    """Up to four descriptors per running job (its attempt file, its pidfd, its log and the
+    lease watch's copy of that): lift the
     soft limit on open files to the hard one, or a thousand running jobs would be the end."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
@@ -401,6 +416,15 @@ class _Records:
             except OSError as error:
                 return data if error.errno in _NO_ROOM else b""
         return b""
+
+
+def _dup_quietly(fd: int) -> int | None:
+    """A descriptor of the supervisor's own on ``fd``; None if there is none to be had (the
+    job runs by now: nothing may fail its launch)."""
+    try:
+        return os.dup(fd)
+    except OSError:
+        return None
 
 
 def _write_quietly(fd: int, data: bytes) -> None:

@@ -184,3 +184,12 @@ class Runner(Protocol):
     def prune(self, run: Run) -> None:
         """Delete the run's log and output files (coordination history stays)."""
         ...
+
+    def hold_lease(self, until: float | None) -> None:
+        """The node's lease (PostgreSQL state) holds until ``until``, an instant of
+        ``time.monotonic()``: by then every attempt of this node is stopped (TERM, then
+        KILL), even if the daemon itself is frozen, unless a later call moves ``until``.
+        None: no lease, nothing is ever stopped for one (the SQLite state). Attempts
+        launched while no lease is held are never stopped for one: call it before the
+        first launch."""
+        ...
