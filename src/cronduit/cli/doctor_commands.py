@@ -24,6 +24,7 @@ from cronduit.cli.render import cell, echo_json, echo_line, utc
 from cronduit.cli.state_commands import daemon_json, daemon_line
 from cronduit.core.config.model import Config, Job, Workspace
 from cronduit.core.github import events_needing_confirmed_branch
+from cronduit.core.nodes import live_matches
 from cronduit.core.secret_names import unset_secrets
 from cronduit.core.signing import webhook_token
 from cronduit.core.status import next_elapse
@@ -36,6 +37,7 @@ from cronduit.secrets import (
     load_secrets,
     missing_secrets_file,
 )
+from cronduit.store import membership_of
 
 TOKEN = "<token>"
 GITHUB_PATH = "/github"
@@ -73,7 +75,7 @@ def doctor(deep: bool, as_json: bool, config_path: Path) -> None:
         findings = [Finding(daemon_line(daemon)), stored, *_jobs(state, secrets, deep, now),
                     *_unconfirmable(state, secrets), *file_findings,
                     *_secrets(state.config, secrets),
-                    *_git(state.config), *_notifications(state)]
+                    *_git(state.config), *_notifications(state), *_nodes(state)]
     problems = sum(finding.problem for finding in findings)
     if as_json:
         echo_json(_document(state, daemon, stored, findings))
@@ -106,6 +108,27 @@ def _jobs_json(config: Config, findings: list[Finding]) -> list[dict[str, object
     return [{"job": name,
              "triggers": [f.trigger for f in findings if f.job == name and f.trigger]}
             for name in config.jobs]
+
+
+def _nodes(state: State) -> list[Finding]:
+    """With a state shared by many daemons: the live nodes, and each job whose ``nodes:``
+    no live node matches (its runs would wait for one)."""
+    membership = membership_of(state.store)
+    if membership is None:
+        return []
+    now = membership.now()
+    live = [node for node in membership.nodes()
+            if node.retired_at is None and node.expires_at > now]
+    names = [node.name for node in live]
+    findings = [Finding(f"nodes: {len(live)} live" + (f" ({', '.join(names)})" if live else ""),
+                        problem=not live)]
+    for job in state.config.jobs.values():
+        if job.nodes is not None and not live_matches(job.nodes, names):
+            findings.append(Finding(
+                f"job {job.name}: no live node matches nodes: [{', '.join(job.nodes)}]; its "
+                "runs wait until a daemon with a matching settings.node serves",
+                problem=True, job=job.name))
+    return findings
 
 
 def _state(state: State) -> Finding:

@@ -94,14 +94,29 @@ def signal_daemon(info: DaemonInfo, signum: int) -> None:
         os.close(pidfd)
 
 
-def write_heartbeat(store: Store, info: DaemonInfo) -> None:
+HEARTBEAT = "daemon"
+"""The meta key of the last heartbeat written, by whichever daemon serves the state."""
+
+
+def host_key(host: str) -> str:
+    """The meta key of the last heartbeat of a daemon on ``host``: where many daemons share
+    the state, the CLI signals the one on its own host (``apply``, a run asked for)."""
+    return f"{HEARTBEAT}@{host}"
+
+
+def write_heartbeat(store: Store, info: DaemonInfo, *, shared: bool = False) -> None:
+    text = json.dumps(asdict(info))
     with store.transaction() as tx:
-        tx.set_meta("daemon", json.dumps(asdict(info)))
+        if not (shared and info.stopped):  # one daemon stopping is not the state unserved
+            tx.set_meta(HEARTBEAT, text)
+        if shared:
+            tx.set_meta(host_key(info.host), text)
 
 
 def read_daemon(store: Store) -> DaemonInfo | None:
+    """This host's daemon's heartbeat, where many share the state; else the last one."""
     with store.transaction() as tx:
-        raw = tx.get_meta("daemon")
+        raw = tx.get_meta(host_key(socket.gethostname())) or tx.get_meta(HEARTBEAT)
     if raw is None:
         return None
     known = {field.name for field in fields(DaemonInfo)}  # a newer cronduit's extra fields

@@ -57,7 +57,11 @@ if TYPE_CHECKING:
     from cronduit.http.server import HttpServer
 
 MAX_SLEEP = 1.0
-"""Seconds between wall-clock checks, whatever is due."""
+"""Seconds between wall-clock checks, whatever is due: also how often a daemon sharing the
+state looks for work other daemons accepted, when no notification woke it sooner."""
+SWEEP_EVERY = 5.0
+"""Seconds between looks for nodes whose lease expired, where daemons share the state: a
+dead daemon's runs are taken over within its lease and this."""
 
 
 class _StoppedWaiting(Exception):
@@ -104,6 +108,8 @@ class Daemon:
         """The state folder's outage under way (a full or read-only disk), if any."""
         self._last_beat: float | None = None
         self._last_trim = 0.0
+        self._last_sweep = 0.0
+        """When lost nodes were last swept for (the loop's clock)."""
         """When free memory was last given back (the loop's clock; 0: at the first turn)."""
         """When the last heartbeat was written, on the loop's monotonic clock."""
         self._info = DaemonInfo(pid=os.getpid(), host=socket.gethostname(),
@@ -143,8 +149,15 @@ class Daemon:
         acceptor = await self._start_http(listening)
         self._notifications = NotificationSender(lambda: self.engine.config, self.store,
                                                  self.clock, self._off_loop, self._log)
-        keeping = (asyncio.create_task(self._keep_lease()) if self.lease is not None
-                   else None)
+        keeping = hinting = None
+        if self.lease is not None:
+            keeping = asyncio.create_task(self._keep_lease())
+            loop = asyncio.get_running_loop()
+
+            def hint() -> None:  # from the listener's thread
+                loop.call_soon_threadsafe(self.wake)
+
+            hinting = self.lease.membership.listen(hint)
         try:
             await self._loop()
         finally:
@@ -152,6 +165,8 @@ class Daemon:
                 keeping.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await keeping
+            if hinting is not None:
+                await asyncio.to_thread(hinting.close)
             if self.http is not None:
                 await self.http.stop()
             if acceptor is not None:
@@ -268,6 +283,9 @@ class Daemon:
         if self._last_beat is None or beat_at - self._last_beat >= HEARTBEAT_EVERY.seconds:
             await self._off_loop(self._heartbeat, self.clock.now())
             self._last_beat = beat_at
+        if self.lease is not None and beat_at - self._last_sweep >= SWEEP_EVERY:
+            self.engine.sweep_due = True  # the tick below sweeps nodes whose lease expired
+            self._last_sweep = beat_at
         if beat_at - self._last_trim >= TRIM_EVERY:
             await self._off_loop(release_free_memory)
             self._last_trim = beat_at
@@ -280,9 +298,9 @@ class Daemon:
 
     async def _keep_lease(self) -> None:
         """Renew the node's lease every third of it, on a thread of its own (a long commit
-        of the engine's must not hold a renewal up); after each renewal the next tick
-        sweeps lost nodes. A renewal that fails logs a line as the failures begin and one
-        as they end; one refused marks the lease lost for the loop to take again."""
+        of the engine's must not hold a renewal up). A renewal that fails logs a line as
+        the failures begin and one as they end; one refused marks the lease lost for the
+        loop to take again."""
         lease = self.lease
         assert lease is not None
         loop = asyncio.get_running_loop()
@@ -305,11 +323,9 @@ class Daemon:
             self._lease_outage = step.outage
             if step.line is not None:
                 self._log(f"node {lease.name}: {step.line}")
-            if held:
-                self.engine.sweep_due = True
-            else:
+            if not held:
                 self._lease_lost = True
-            self.wake()
+                self.wake()
 
     def _regain_lease(self) -> None:
         """The lease is lost or about to be: no run starts. Renew it if the store still
@@ -412,7 +428,7 @@ class Daemon:
 
     def _heartbeat(self, now: datetime, *, stopped: bool = False) -> None:
         self._info = replace(self._info, heartbeat_at=now.isoformat(), stopped=stopped)
-        write_heartbeat(self.store, self._info)
+        write_heartbeat(self.store, self._info, shared=self.lease is not None)
 
     def _stop(self) -> None:
         self._stopping = True

@@ -26,6 +26,7 @@ from cronduit.daemon.heartbeat import own_start_time
 from cronduit.daemon.lease import NodeLease
 from cronduit.daemon.loop import Daemon
 from cronduit.daemon.memory import limit_malloc_arenas
+from cronduit.executor import lease_deadline
 from cronduit.executor.procfs import identity
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
@@ -83,7 +84,7 @@ def _daemon(config_path: Path, config: Config, text: str, paths: StatePaths,
         claim = NodeClaim(node, socket.gethostname(), os.getpid(), own_start_time(),
                           config.settings.listen)
         lease = NodeLease(membership, claim, float(config.settings.lease), _holder_gone,
-                          getattr(runner, "hold_lease", _no_lease_file))
+                          runner.hold_lease, lease_deadline)
     daemon = Daemon(config_path, config, store, runner, clock, dry_run=dry_run, log=_log,
                     checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
@@ -97,9 +98,6 @@ def _holder_gone(pid: int, pid_start: int | None) -> bool:
     found = identity(pid)
     return found is None or (pid_start is not None and found.start_time != pid_start)
 
-
-def _no_lease_file(_: float | None) -> None:
-    """Until the runner can tell its supervisor about the lease."""
 
 
 async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:

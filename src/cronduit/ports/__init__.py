@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from cronduit.ports.events import EventsAndDeliveries
 from cronduit.ports.meta import InstallationMeta
 from cronduit.ports.nodes import (
+    Closing,
     HolderGone,
     LeaseLost,
     Membership,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditEntry",
     "Clock",
+    "Closing",
     "Conflict",
     "Deferred",
     "Delivery",

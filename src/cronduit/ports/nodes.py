@@ -10,6 +10,7 @@ An SQLite state has one daemon (its lock file says so) and no membership.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -77,6 +78,16 @@ class Membership(Protocol):
 
     def nodes(self) -> list[NodeRecord]:
         """Every node, live or not, by name."""
+        ...
+
+    def listen(self, wake: Callable[[], None]) -> Closing:
+        """Call ``wake`` (from another thread) when another daemon committed something this
+        one should look at now, and after each reconnection; a hint, never the only way."""
+        ...
+
+
+class Closing(Protocol):
+    def close(self) -> None:
         ...
 
 

@@ -29,6 +29,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from cronduit.faults import count_database_errors
+from cronduit.store.pg.listener import CHANNEL, Listener
 from cronduit.store.pg.membership import PgMembership, check_fence
 from cronduit.store.pg.transaction import PgTransaction
 from cronduit.store.sql.migrate import migrations
@@ -46,6 +47,7 @@ CONNECT_TIMEOUT = 10.0
 
 
 LATEST = migrations(PACKAGE)[-1][0]
+WAKE = f"NOTIFY {CHANNEL}"
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:
@@ -104,14 +106,21 @@ class PostgresStore:
             with self._pool.connection() as connection, connection.cursor() as cursor:
                 if self._fence is not None:
                     check_fence(cursor, self._fence)
-                yield PgTransaction(cursor)
+                tx = PgTransaction(cursor)
+                yield tx
+                # Other daemons are woken, at the commit that follows, by triggers accepted
+                # outside an engine (which routes what it fires itself) and by a stop only a
+                # run's own node can carry out.
+                if tx.asked_stop or (tx.accepted and self._fence is None):
+                    cursor.execute(WAKE)
         finally:
             self._inside.open = False
 
     @property
     def membership(self) -> PgMembership:
         """The node leases of this database (:class:`cronduit.ports.Membership`)."""
-        return PgMembership(self._pool.connection, self._set_fence)
+        return PgMembership(self._pool.connection, self._set_fence,
+                            lambda wake: Listener(self._conninfo, wake))
 
     def _set_fence(self, fence: tuple[str, int] | None) -> None:
         self._fence = fence

@@ -22,7 +22,7 @@ from typing import Any
 import psycopg
 
 from cronduit.core.nodes import taken_by
-from cronduit.ports import HolderGone, LeaseLost, NodeClaim, NodeRecord, NodeTaken
+from cronduit.ports import Closing, HolderGone, LeaseLost, NodeClaim, NodeRecord, NodeTaken
 
 _HELD = "SELECT host, pid, pid_start, expires_at, retired_at, clock_timestamp() FROM nodes " \
         "WHERE name = %s FOR UPDATE"
@@ -53,9 +53,13 @@ class PgMembership:
     and ``set_fence`` tells the store which lease its transactions check."""
 
     def __init__(self, connect: Callable[[], Any],
-                 set_fence: Callable[[tuple[str, int] | None], None]) -> None:
+                 set_fence: Callable[[tuple[str, int] | None], None],
+                 listen: Callable[[Callable[[], None]], Closing]) -> None:
         self._connect = connect
         self._set_fence = set_fence
+        self.listen = listen
+        """Start calling a (thread-safe) wake on other daemons' commits that concern them
+        (:mod:`cronduit.store.pg.listener`); close what it gives to stop."""
 
     def now(self) -> datetime:
         with self._connect() as db:

@@ -207,8 +207,22 @@ INSERT INTO notifications (run_id, notifier, body, next_at, created_at, updated_
 VALUES (%(run_id)s, %(notifier)s, %(body)s, %(next_at)s, %(created_at)s, %(created_at)s);
 
 -- name: due_notifications
-SELECT * FROM notifications WHERE state = 'pending' AND next_at <= %(now)s
-ORDER BY next_at, seq LIMIT %(limit)s;
+-- Claimed: each due row is locked (skipping those another daemon's pass holds) and its next
+-- try moved a claim's length ahead, so the daemons sharing the state send each notification
+-- once; a daemon that dies holding a claim leaves the row to be sent when the claim lapses.
+-- Each comes back with the next try it was due at, in the order they were due.
+WITH due AS (
+    SELECT seq, next_at FROM notifications WHERE state = 'pending' AND next_at <= %(now)s
+    ORDER BY next_at, seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE notifications SET next_at = %(now)s + make_interval(secs => %(claim)s)
+    FROM due WHERE notifications.seq = due.seq
+    RETURNING notifications.seq, run_id, notifier, body, state, attempts, due.next_at AS due_at,
+              error, created_at, updated_at
+)
+SELECT seq, run_id, notifier, body, state, attempts, due_at AS next_at, error, created_at,
+       updated_at
+FROM claimed ORDER BY due_at, seq;
 
 -- name: record_notification_try
 UPDATE notifications SET state = %(state)s, attempts = attempts + 1, next_at = %(next_at)s,

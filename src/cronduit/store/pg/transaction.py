@@ -38,6 +38,9 @@ from cronduit.ports import (
 )
 from cronduit.store.named import NamedQueries
 
+NOTIFICATION_CLAIM = 120.0
+"""Seconds a daemon holds the notifications it is sending: longer than a pass of tries with
+their timeouts, so no other daemon sends one meanwhile."""
 JOB_LOCKS = 0x63726F6E
 """The first key of cronduit's per-job advisory locks ("cron"): the second is the job's
 name hashed, so they never meet another application's locks in the same database."""
@@ -135,6 +138,10 @@ class PgTransaction(NamedQueries):
 
     def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
         self._cursor = cursor
+        self.accepted = False
+        """Whether this transaction accepted triggers."""
+        self.asked_stop = False
+        """Whether it asked for a run to stop, which only the run's own node can do."""
 
     def __enter__(self) -> None:
         """``with self:`` around a statement turns a constraint error into :class:`Conflict`."""
@@ -174,12 +181,14 @@ class PgTransaction(NamedQueries):
     # events ------------------------------------------------------------------------------
 
     def insert_event(self, event: NewEvent) -> int | None:
+        self.accepted = True
         seq = self._scalar("insert_event", **_values(event))
         return None if seq is None else int(seq)
 
     def insert_events(self, events: Sequence[NewEvent]) -> list[int]:
         if not events:
             return []
+        self.accepted = True
         # One INSERT per event, in the order given (so new seqs rise in it), pipelined in one
         # round trip; each returns its seq unless its delivery id was accepted before.
         with self:
@@ -233,6 +242,8 @@ class PgTransaction(NamedQueries):
     def update_run(self, run_id: str, **values: object) -> None:
         if not values:
             return
+        if values.get("cancel_reason") is not None:
+            self.asked_stop = True
         statement = _run_update(tuple(values))
         with self:
             self._cursor.execute(statement, {**{name: _param(value)
@@ -258,6 +269,10 @@ class PgTransaction(NamedQueries):
         return due
 
     # notifications -----------------------------------------------------------------------
+
+    def due_notifications(self, now: datetime, limit: int) -> list[Notification]:
+        return self._all(Notification, "due_notifications", now=now, limit=limit,
+                         claim=NOTIFICATION_CLAIM)
 
     # pauses and the audit log ------------------------------------------------------------
 
