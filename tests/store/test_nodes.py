@@ -238,3 +238,43 @@ def test_the_store_clock_is_the_database_clock(pg: PostgresStore) -> None:
         row = db.execute("SELECT clock_timestamp()").fetchone()
     assert row is not None
     assert abs((pg.membership.now() - row[0]).total_seconds()) < 5
+
+
+def test_daemons_sending_at_once_each_claim_different_notifications(pg: PostgresStore) -> None:
+    """Each due notification is claimed by one daemon's pass (its next try moved ahead),
+    so the daemons sharing the state send it once; the claim lapses if that daemon dies."""
+    with pg.transaction() as tx:
+        for run_id in ("r1", "r2", "r3"):
+            tx.insert_notification(run_id, "ops", "{}", T0)
+    with _beside(pg) as other:
+        with pg.transaction() as tx:
+            first = [n.run_id for n in tx.due_notifications(T0, 2)]
+        with other.transaction() as tx:
+            second = [n.run_id for n in tx.due_notifications(T0, 10)]
+        with other.transaction() as tx:
+            assert [] == tx.due_notifications(T0 + timedelta(seconds=60), 10)
+            lapsed = tx.due_notifications(T0 + timedelta(minutes=3), 10)
+    assert (["r1", "r2"], ["r3"]) == (first, second)
+    assert ["r1", "r2", "r3"] == [n.run_id for n in lapsed]
+    assert all(n.next_at == T0 + timedelta(seconds=120) for n in lapsed)  # when each was due
+
+
+def test_a_trigger_accepted_outside_an_engine_wakes_the_listening_daemons(
+        pg: PostgresStore) -> None:
+    woken = threading.Event()
+    listening = pg.membership.listen(woken.set)
+    try:
+        assert woken.wait(10)  # once at the start: whatever was committed unheard
+        woken.clear()
+        with pg.transaction() as tx:
+            tx.insert_event(NewEvent("manual/1", "a", "manual", "m", T0))
+        assert woken.wait(10)
+        woken.clear()
+        nodes = pg.membership
+        nodes.fence("n1", nodes.register(_claim("n1"), 30, _alive))
+        with pg.transaction() as tx:  # an engine's own firing: it routes it itself
+            tx.insert_event(NewEvent("timer/2", "a", "timer", "t", T0))
+            tx.update_run("none", cancel_reason="cancelled")  # a stop for another node
+        assert woken.wait(10)
+    finally:
+        listening.close()
