@@ -42,9 +42,11 @@ from cronduit.core.status import (
     next_elapse,
     timers_expected,
 )
+from cronduit.core.text import clean
 from cronduit.core.timespec import Slot
 from cronduit.daemon import DaemonInfo, running_daemon
-from cronduit.ports import Pause, Run, SlotRecord, Transaction
+from cronduit.ports import NodeRecord, Pause, Run, SlotRecord, Store, Transaction
+from cronduit.store import membership_of
 
 # -- status: the facts -------------------------------------------------------------------
 
@@ -209,15 +211,19 @@ def status(as_json: bool, config_path: Path) -> None:
     with open_state(config_path) as state:
         daemon = running_daemon(state.store, now)
         statuses = collect_status(state, now, daemon)
+        nodes = live_nodes(state.store)
     diverging = [s for s in statuses if s.divergences]
     if as_json:
         echo_json({
             "daemon": daemon_json(daemon),
+            **({} if nodes is None else {"nodes": [_node_json(node) for node in nodes]}),
             "healthy": not diverging,
             "jobs": [status_json(s) for s in statuses],
         })
     else:
         echo_line(daemon_line(daemon), None if daemon else "yellow")
+        if nodes is not None:
+            echo_line(_nodes_line(nodes), None if nodes else "yellow")
         for one in statuses:
             for text, style in status_lines(one):
                 echo_line(text, style)
@@ -226,6 +232,30 @@ def status(as_json: bool, config_path: Path) -> None:
         echo_line(summary, "bold red" if diverging else "green")
     if diverging:
         raise SystemExit(1)
+
+
+def live_nodes(store: Store) -> list[NodeRecord] | None:
+    """The nodes whose lease is valid, by the store's clock, where daemons share the state;
+    None for a state one daemon serves."""
+    membership = membership_of(store)
+    if membership is None:
+        return None
+    now = membership.now()
+    return [node for node in membership.nodes()
+            if node.retired_at is None and node.expires_at > now]
+
+
+def _nodes_line(nodes: list[NodeRecord]) -> str:
+    if not nodes:
+        return "nodes: none live (no daemon holds a lease on this state)"
+    return "nodes: " + ", ".join(
+        f"{clean(node.name)} ({clean(node.host)}"
+        + (f", http://{clean(node.listen)}" if node.listen else "") + ")" for node in nodes)
+
+
+def _node_json(node: NodeRecord) -> dict[str, object]:
+    return {"name": node.name, "host": node.host, "pid": node.pid, "listen": node.listen,
+            "epoch": node.epoch, "lease_until": utc(node.expires_at)}
 
 
 # -- schedule -----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""``cronduit doctor`` on a state shared by many daemons: the live nodes, and the jobs whose
-``nodes:`` no live node matches."""
+"""``cronduit doctor`` and ``cronduit status`` on a state shared by many daemons: the live
+nodes, and the jobs whose ``nodes:`` no live node matches."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from cronduit.store.postgres import PostgresStore
 from tests.helpers.postgres import URL, fresh_schema
 
 
-def _doctor(folder: Path, schema: str) -> tuple[int, str]:
+def _doctor(folder: Path, schema: str, command: str = "doctor") -> tuple[int, str]:
     state = f"{URL}?options={quote(f'-csearch_path={schema}')}"
     (folder / "cronduit.yaml").write_text(
         f"settings:\n  state: '{state}'\n  listen: 127.0.0.1:9201\n"
         "jobs:\n  backup: {run: 'true', nodes: [db-*]}\n  report: {run: 'true'}\n")
-    result = CliRunner().invoke(cli, ["doctor", "-c", str(folder / "cronduit.yaml")])
+    result = CliRunner().invoke(cli, [command, "-c", str(folder / "cronduit.yaml")])
     return result.exit_code, result.output
 
 
@@ -49,3 +49,15 @@ def test_no_live_node_at_all_is_a_problem(tmp_path: Path) -> None:
         code, output = _doctor(tmp_path, schema)
     assert 1 == code
     assert "warning: nodes: 0 live" in output
+
+
+def test_status_lists_the_live_nodes(tmp_path: Path) -> None:
+    with fresh_schema() as schema:
+        store = PostgresStore(f"{URL}?options={quote(f'-csearch_path={schema}')}")
+        try:
+            store.membership.register(NodeClaim("web-1", "h1", 1, 1, "127.0.0.1:8770"), 30,
+                                      lambda _, __: False)
+            _, output = _doctor(tmp_path, schema, "status")
+        finally:
+            store.close()
+    assert "nodes: web-1 (h1, http://127.0.0.1:8770)" in output
