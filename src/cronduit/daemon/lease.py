@@ -64,9 +64,10 @@ class NodeLease:
         return True
 
     def starts_runs(self) -> bool:
-        """Whether runs may start: no more than one renewal has failed. After two, the
-        supervisor is about to end this node's runs; starting more would only feed it."""
-        return self.monotonic() < self.runs_until - self.every
+        """Whether runs may start: the lease was renewed within the last two renewal
+        periods (less a half, for the time a renewal takes). Past that the supervisor is
+        about to end this node's runs; starting more would only feed it."""
+        return self.monotonic() < self.runs_until - self.every / 2
 
     def _held_from(self, sent: float) -> None:
         self.runs_until = self.deadline(sent, self.lease)
