@@ -13,6 +13,7 @@ from typing import Literal
 
 from cronduit.core.config.model import Job
 from cronduit.core.lifecycle import AttemptReport
+from cronduit.core.log_tails import LogTail, tail_of
 from cronduit.ports import Deferred, Event, LaunchResult, Run
 
 
@@ -63,6 +64,10 @@ class FakeRunner:
     """While set, every launch is deferred with this reason, as a full state folder does."""
     lease: float | None = None
     """The last instant :meth:`hold_lease` was given (it stops nothing here)."""
+    logs: dict[str, bytes] = field(default_factory=dict)
+    """Each run's log, by run id, as the test writes it (a run without one has no log)."""
+    tails_read: list[str] = field(default_factory=list)
+    """The runs whose log tail the engine asked for, in order."""
     _ended: list[tuple[str, int, AttemptReport]] = field(default_factory=list)
     _live: dict[str, int] = field(default_factory=dict)
 
@@ -102,6 +107,11 @@ class FakeRunner:
 
     def hold_lease(self, until: float | None) -> None:
         self.lease = until
+
+    def log_tail(self, run_id: str) -> LogTail | None:
+        self.tails_read.append(run_id)
+        log = self.logs.get(run_id)
+        return None if log is None else tail_of(log)
 
     # -- driving it from a test ---------------------------------------------------------------
 

@@ -1,4 +1,8 @@
-"""A real engine on a real SQLite store, with a fake clock and a fake runner."""
+"""A real engine on a real store (SQLite or PostgreSQL), with a fake clock and a fake runner.
+
+On PostgreSQL the rig's config names a PostgreSQL state, as a daemon's would: what the
+engine does only there (keeping log tails) happens in its scenarios too.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from cronduit.core.config import load_config
+from cronduit.core.config import Config, load_config
 from cronduit.core.payload import Payload
 from cronduit.engine import Engine
 from cronduit.ports import NewEvent, Run, Store
 from cronduit.store.postgres import PostgresStore
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
-from tests.helpers.postgres import fresh_schema, in_schema
+from tests.helpers.postgres import URL, fresh_schema, in_schema
 
 
 @dataclass
@@ -30,6 +34,7 @@ class Rig:
     clock: FakeClock
     engine: Engine
     lines: list[str]
+    backend: str = "sqlite"
 
     def tick(self) -> datetime | None:
         return self.engine.tick(self.clock.now())
@@ -71,11 +76,21 @@ class Rig:
 
     def restart(self, text: str | None = None, *, dispatch: bool = True) -> None:
         """A new engine on the same store (a daemon restart), optionally with a new config."""
-        config = load_config(text, "test.yaml") if text else self.engine.config
+        config = configured(load_config(text, "test.yaml"), self.backend) if text else (
+            self.engine.config)
         self.engine = Engine(config, self.store, self.runner, dispatch=dispatch,
                              log=self.lines.append)
         self.engine.apply(config, self.clock.now())
         self.engine.start(self.clock.now())
+
+
+def configured(config: Config, backend: str) -> Config:
+    """The config as a daemon on ``backend`` would have it: on PostgreSQL, its state is a
+    PostgreSQL URL (the store the rig opened; the engine never connects through it)."""
+    if backend == "sqlite":
+        return config
+    return config.model_copy(update={"settings": config.settings.model_copy(
+        update={"state": URL})})
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -95,11 +110,11 @@ def make_rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[object]
         clock = FakeClock(start)
         runner = FakeRunner()
         lines: list[str] = []
-        config = load_config(text, "test.yaml")
+        config = configured(load_config(text, "test.yaml"), request.param)
         engine = Engine(config, store, runner, dispatch=dispatch, log=lines.append)
         engine.apply(config, clock.now())
         engine.start(clock.now())
-        return Rig(store, runner, clock, engine, lines)
+        return Rig(store, runner, clock, engine, lines, request.param)
 
     with schemas:
         yield build

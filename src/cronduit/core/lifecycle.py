@@ -22,6 +22,7 @@ from typing import Literal
 from cronduit.core.config.model import Retry
 from cronduit.core.enums import EX_TEMPFAIL, Outcome
 from cronduit.core.limits import MAX_ATTEMPTS
+from cronduit.core.log_tails import LogTail
 
 RUN_END_EVENTS = {
     Outcome.SUCCESS: "completed",
@@ -49,6 +50,10 @@ class AttemptReport:
     node_lost: str | None = None
     """The node the attempt went on, when that node's lease expired with the attempt going:
     its own supervisor ended the process; the attempt is retried like a failed one."""
+    log_tail: LogTail | None = None
+    """The end of the run's log once the attempt ended, when the engine keeps it in the
+    store (a state shared by many hosts, :mod:`cronduit.core.log_tails`); None otherwise,
+    and when the run has no log."""
 
 
 @dataclass(frozen=True, slots=True)

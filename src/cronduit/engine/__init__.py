@@ -9,6 +9,8 @@ writes the answer in the same transaction; nothing here decides policy:
   become ``on.after`` triggers);
 * :mod:`~cronduit.engine.work`: waiting work starts runs;
 * :mod:`~cronduit.engine.ending`: attempts end, runs end and are recorded;
+* :mod:`~cronduit.engine.tails`: the end of each run's log, kept in a state shared by many
+  hosts;
 * :mod:`~cronduit.engine.pauses`: pauses committed elsewhere are carried out;
 * :mod:`~cronduit.engine.outbox` and :mod:`~cronduit.engine.launching`: what a commit
   decided, carried out in the world after it.
@@ -44,6 +46,7 @@ from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.pauses import read_pauses, settle_pauses
 from cronduit.engine.plan import BATCH, Log, Plan, Stage, quiet
 from cronduit.engine.routing import chain, route
+from cronduit.engine.tails import with_tail, with_tails
 from cronduit.engine.takeover import sweep_lost_nodes
 from cronduit.engine.work import start_waiting
 from cronduit.ports import Runner, Store
@@ -108,7 +111,8 @@ class Engine:
         # that fired; then routing, chaining, retries and deadlines. Firing commits before
         # routing reads, so a crash between them leaves accepted triggers to route on restart.
         stage, outbox = self.stage, Outbox()
-        self._ended.extend(self.runner.ended())
+        ended = self.runner.ended()
+        self._ended.extend(with_tails(self.runner, ended) if stage.keeps_tails else ended)
         with self.store.transaction() as tx:
             if self.launcher.unrecorded:
                 tx.record_starts(self.launcher.unrecorded)
@@ -160,6 +164,8 @@ class Engine:
                 if found == "not_started":
                     outbox.launches.append(Launch(run, run.attempts))
                 elif found != "running":
+                    if stage.keeps_tails:  # an attempt that ended while no daemon watched
+                        found = with_tail(self.runner, run.id, found)
                     attempt_ended(stage, tx, run, run.attempts, found, now, outbox)
             if stage.dispatch:
                 for name in tx.jobs_with_waiting():

@@ -50,6 +50,8 @@ def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report:
     """Judge an attempt's end: the run sleeps in backoff (and joins the triggers the core
     says it consumes meanwhile), or ends."""
     job = stage.config.jobs.get(run.job)
+    if report.log_tail is not None:  # read only where the plan keeps tails
+        tx.store_log_tail(run.id, attempt, report.log_tail, now)
     if report.stopped_for is None and run.cancel_reason is not None:
         report = replace(report, stopped_for=run.cancel_reason)
     retry = retry_of(job.retry if job is not None else None)
@@ -84,6 +86,8 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
                                     run.attempts, exit_status, reason), now)
     for old in tx.runs_to_prune(job.name, stage.config.settings.kept_runs):
         tx.update_run(old.id, files_pruned=True)
+        if stage.keeps_tails:
+            tx.drop_log_tail(old.id)
         outbox.prunes.append(old)
     if stage.dispatch:
         start_waiting(stage, tx, job.name, now, outbox)

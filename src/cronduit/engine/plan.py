@@ -40,6 +40,11 @@ class Plan:
     state: a small number names each such group, cheaper to hash per firing than the
     schedule and the policy themselves."""
     followers: dict[str, list[Job]]
+    keeps_tails: bool = False
+    """Whether each attempt's end stores the run's log tail (:mod:`cronduit.core.log_tails`):
+    only when the state is PostgreSQL, where other hosts read runs whose logs are not
+    theirs. On SQLite the logs are on the state's own host, and its firing path pays for
+    no such write."""
 
     @classmethod
     def of(cls, config: Config, schedules: dict[str, Schedule] | None = None) -> Plan:
@@ -47,7 +52,8 @@ class Plan:
         keys: dict[tuple[object, ...], int] = {}
         groups = {name: keys.setdefault((schedule, config.jobs[name].catch_up), len(keys))
                   for name, schedule in schedules.items()}
-        return cls(config, schedules, groups, followers_of(config.jobs.values()))
+        return cls(config, schedules, groups, followers_of(config.jobs.values()),
+                   keeps_tails=config.settings.uses_postgres)
 
 
 @dataclass
@@ -90,6 +96,10 @@ class Stage:
             names = excluded_jobs(self.plan.config.jobs.values(), self.node)
             self._excluded = (self.plan, names)
         return names
+
+    @property
+    def keeps_tails(self) -> bool:
+        return self.plan.keeps_tails
 
     def new_run_id(self, now: datetime) -> str:
         return self.run_ids.next(now, secrets.randbits(36))

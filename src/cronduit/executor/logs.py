@@ -9,6 +9,9 @@ hole reads as NUL bytes; the reader skips every hole. A reader that follows the 
 grows (``cronduit job logs --follow``) counts in the job's own bytes, the ones it wrote (its
 *position*), so that a cut behind it does not move it, and a cut of bytes it had not shown
 yet is told as a marker of its own.
+
+Where the state is shared by many hosts, the end of each run's log is kept in the store for
+the hosts that do not have the file (:func:`read_tail`, :mod:`cronduit.core.log_tails`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
+from cronduit.core.log_tails import TAIL_BYTES, LogTail
 from cronduit.core.logcap import MARKER_ROOM, head_end, marker, marker_cut
 from cronduit.executor.logcap import LOCK_PATIENCE, held, hole_after
 
@@ -115,3 +120,51 @@ class LogReader:
 
     def _marker(self, cut: int) -> bytes:
         return marker(cut, self._cap or 0)
+
+
+def read_tail(path: Path, cap: int | None, limit: int = TAIL_BYTES) -> LogTail | None:
+    """The last ``limit`` bytes of the log at ``path`` as a reader from its start would show
+    them (the hole of a punched cut left out), with the log's size so read and the count of
+    bytes its cap cut; None when there is no log. ``cap`` is the log's ``max_log``: it says
+    where the head, and any hole after it, are.
+
+    Read under the shared lock, so never half way through a cut; two ``pread`` calls at
+    most, however long the log: this runs at the end of every attempt where the store keeps
+    tails.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        with held(fd, exclusive=False):
+            return _tail(fd, cap, limit)
+    finally:
+        os.close(fd)
+
+
+def _tail(fd: int, cap: int | None, limit: int) -> LogTail:
+    info = os.fstat(fd)
+    end = info.st_size
+    head = end if cap is None else min(end, head_end(cap, info.st_blksize or 4096))
+    hole = hole_after(fd, head, end)
+    after = end - head - hole  # the bytes after the head (and its hole): the log's tail
+    if after >= limit:
+        data = _pread(fd, end - limit, end)
+    else:
+        data = _pread(fd, max(0, head - (limit - after)), head) + _pread(fd, end - after, end)
+    cut = marker_cut(_pread(fd, max(0, head - MARKER_ROOM), head)) if end > head else 0
+    return LogTail(data, end - hole, cut)
+
+
+def _pread(fd: int, start: int, end: int) -> bytes:
+    """The bytes from ``start`` to ``end``, all of them (a log shrunk by a cut meanwhile
+    gives fewer)."""
+    parts = []
+    while start < end:
+        chunk = os.pread(fd, end - start, start)
+        if not chunk:
+            break
+        parts.append(chunk)
+        start += len(chunk)
+    return b"".join(parts)

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from cronduit.core.config.model import DEFAULT_MAX_LOG, Job
 from cronduit.core.lifecycle import AttemptReport
+from cronduit.core.log_tails import LogTail
 from cronduit.core.run_environment import (
     UnreadableInputs,
     run_environment,
@@ -43,6 +44,7 @@ from cronduit.executor import (
     workspace,
 )
 from cronduit.executor.lease import write_lease
+from cronduit.executor.logs import read_tail
 from cronduit.executor.run_folders import RunFolders
 from cronduit.executor.spawn import begin_launch
 from cronduit.executor.workspace import WorkspaceError
@@ -246,6 +248,15 @@ class ProcessRunner:
         """
         write_lease(self.paths.lease, until)
         self._lease = None if until is None else self.paths.lease
+
+    def log_tail(self, run_id: str) -> LogTail | None:
+        # Under max_log as in force: the cap the log was cut under, unless an apply changed
+        # it since (the tail is then read as a reader of the log would read it, holes left
+        # out all the same).
+        try:
+            return read_tail(self.paths.log(run_id), self._max_log())
+        except OSError:  # unreadable (an I/O error): the run is recorded without its tail
+            return None
 
     def prune(self, run: Run) -> None:
         # Off the loop: a run's files are several unlinks, and at hundreds of runs a second

@@ -40,6 +40,7 @@ from cronduit.ports.records import (
     Pause,
     Run,
     RunEnd,
+    RunLogTail,
     SlotRecord,
     Timer,
 )
@@ -49,6 +50,7 @@ from cronduit.ports.timers import TimersAndLedger
 if TYPE_CHECKING:
     from cronduit.core.config.model import Job
     from cronduit.core.lifecycle import AttemptReport
+    from cronduit.core.log_tails import LogTail
 
 __all__ = [
     "AuditEntry",
@@ -74,6 +76,7 @@ __all__ = [
     "PausesAndAudit",
     "Run",
     "RunEnd",
+    "RunLogTail",
     "Runner",
     "SlotRecord",
     "Store",
@@ -194,4 +197,10 @@ class Runner(Protocol):
         None: no lease, nothing is ever stopped for one (the SQLite state). Attempts
         launched while no lease is held are never stopped for one: call it before the
         first launch."""
+        ...
+
+    def log_tail(self, run_id: str) -> LogTail | None:
+        """The end of the run's log as it is now (:mod:`cronduit.core.log_tails`), with how
+        much of the log it is; None when the run has no log on this host. Asked only by an
+        engine whose store keeps tails, after an attempt ended and before the next starts."""
         ...

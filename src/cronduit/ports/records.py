@@ -136,6 +136,23 @@ class Run:
 
 
 @dataclass(frozen=True, slots=True)
+class RunLogTail:
+    """The end of a run's log as the store keeps it, for hosts that do not have the log
+    (a state shared by many hosts: :mod:`cronduit.core.log_tails`)."""
+
+    run_id: str
+    attempt: int
+    """The attempt at whose end it was read: the run's last one, once the run has ended."""
+    tail: bytes
+    """The log's last bytes, raw (:data:`~cronduit.core.log_tails.TAIL_BYTES` at most)."""
+    size: int
+    """How many bytes the log held then."""
+    cut: int
+    """How many bytes ``max_log`` had cut out of its middle by then."""
+    stored_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class Notification:
     """A run's outcome to deliver to one notifier: pending, sent, or failed with the reason."""
 

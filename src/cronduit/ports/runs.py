@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from cronduit.ports.records import Event, Run, RunEnd
+from cronduit.core.log_tails import LogTail
+from cronduit.ports.records import Event, Run, RunEnd, RunLogTail
 
 
 class WorkAndRuns(Protocol):
@@ -125,6 +126,26 @@ class WorkAndRuns(Protocol):
     def runs_to_prune(self, job: str, keep: int) -> list[Run]:
         """Ended runs of ``job`` older than its newest ``keep`` runs (ended or not) whose
         files are still kept (``files_pruned`` false), oldest first. ``keep`` is at least 1."""
+        ...
+
+    # -- log tails: a run's log as hosts without its file read it -----------------------
+
+    def store_log_tail(self, run_id: str, attempt: int, tail: LogTail, at: datetime) -> None:
+        """Keep ``tail``, read when attempt ``attempt`` of the run ended, as the run's log
+        tail, replacing the one an earlier attempt's end stored (a run has one log, so the
+        newest tail holds the most of it); one from an earlier attempt than the tail kept
+        changes nothing. The run need not be known. Concurrency: of two writes for one run,
+        the later attempt's stays."""
+        ...
+
+    def stored_log_tail(self, run_id: str) -> RunLogTail | None:
+        """The run's log tail as :meth:`store_log_tail` kept it, bytes intact; None when
+        none was stored."""
+        ...
+
+    def drop_log_tail(self, run_id: str) -> None:
+        """Delete the run's log tail, if it has one: retention pruned its files, and the
+        tail goes with them."""
         ...
 
     # -- run ends -----------------------------------------------------------------------

@@ -14,7 +14,18 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from cronduit.core.enums import NotificationState
-from cronduit.ports import AuditEntry, Delivery, Event, Notification, Pause, Run, RunEnd, Timer
+from cronduit.core.log_tails import LogTail
+from cronduit.ports import (
+    AuditEntry,
+    Delivery,
+    Event,
+    Notification,
+    Pause,
+    Run,
+    RunEnd,
+    RunLogTail,
+    Timer,
+)
 
 R = TypeVar("R")
 
@@ -118,6 +129,16 @@ class NamedQueries(ABC):
 
     def runs_to_prune(self, job: str, keep: int) -> list[Run]:
         return self._all(Run, "runs_to_prune", job=job, keep=keep)
+
+    def store_log_tail(self, run_id: str, attempt: int, tail: LogTail, at: datetime) -> None:
+        self._run("store_log_tail", run_id=run_id, attempt=attempt, tail=tail.data,
+                  size=tail.size, cut=tail.cut, stored_at=at)
+
+    def stored_log_tail(self, run_id: str) -> RunLogTail | None:
+        return self._one(RunLogTail, "stored_log_tail", run_id=run_id)
+
+    def drop_log_tail(self, run_id: str) -> None:
+        self._run("drop_log_tail", run_id=run_id)
 
     def insert_notification(self, run_id: str, notifier: str, body: str,
                             now: datetime) -> None:

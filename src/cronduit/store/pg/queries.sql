@@ -123,6 +123,21 @@ WHERE job = %(job)s AND state = 'ended' AND NOT files_pruned AND seq < (
 )
 ORDER BY seq;
 
+-- name: store_log_tail
+-- A replayed end of an earlier attempt leaves a later attempt's tail in place.
+INSERT INTO run_logs (run_id, attempt, tail, size, cut, stored_at)
+VALUES (%(run_id)s, %(attempt)s, %(tail)s, %(size)s, %(cut)s, %(stored_at)s::timestamptz)
+ON CONFLICT (run_id) DO UPDATE
+SET attempt = excluded.attempt, tail = excluded.tail, size = excluded.size,
+    cut = excluded.cut, stored_at = excluded.stored_at
+WHERE excluded.attempt >= run_logs.attempt;
+
+-- name: stored_log_tail
+SELECT run_id, attempt, tail, size, cut, stored_at FROM run_logs WHERE run_id = %(run_id)s;
+
+-- name: drop_log_tail
+DELETE FROM run_logs WHERE run_id = %(run_id)s;
+
 -- name: insert_run_end
 -- NOT EXISTS: see insert_event.
 INSERT INTO run_ends (job, run_id, event, outcome, ended_at)

@@ -170,3 +170,12 @@ CREATE TABLE nodes (
     retired_by   text
 );
 CREATE INDEX nodes_expiring ON nodes (expires_at) WHERE retired_at IS NULL;
+
+CREATE TABLE run_logs (
+    run_id       text PRIMARY KEY,
+    attempt      integer NOT NULL,
+    tail         bytea NOT NULL,
+    size         bigint NOT NULL,
+    cut          bigint NOT NULL DEFAULT 0,
+    stored_at    timestamptz NOT NULL
+);

@@ -173,3 +173,17 @@ CREATE TABLE audit (
     job          TEXT,
     detail       TEXT NOT NULL DEFAULT '{}'
 );
+
+-- Log tails kept with their runs (a state shared by many hosts: cronduit.core.log_tails): the
+-- last bytes of each run's log, one row per run, replaced at each attempt's end, deleted when
+-- retention prunes the run's files. tail is raw bytes; size is how many bytes the log held,
+-- cut how many max_log had cut out of it. A daemon on SQLite writes no rows here: its logs
+-- are on its own host.
+CREATE TABLE run_logs (
+    run_id       TEXT PRIMARY KEY,
+    attempt      INTEGER NOT NULL,
+    tail         BLOB NOT NULL,
+    size         INTEGER NOT NULL,
+    cut          INTEGER NOT NULL DEFAULT 0,
+    stored_at    TEXT NOT NULL
+);

@@ -106,7 +106,7 @@ R = TypeVar("R")
 _TIME_FIELDS = frozenset({
     "slot", "accepted_at", "due_at", "recorded_at", "until_slot", "created_at", "started_at",
     "finished_at", "deadline_at", "next_attempt_at", "ended_at", "received_at", "next_at",
-    "updated_at", "paused_at", "until", "resumed_at", "at",
+    "updated_at", "paused_at", "until", "resumed_at", "at", "stored_at",
 })
 _BOOL_FIELDS = frozenset({"late", "exclusive", "files_pruned", "chained"})
 _ENUM_FIELDS: dict[tuple[type, str], type[StrEnum]] = {
