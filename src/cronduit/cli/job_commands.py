@@ -4,7 +4,9 @@ from and asked of the store.
 Nothing here talks to the daemon except to wake it: a manual run is an event accepted in the
 store (the daemon starts it when it routes the event), and following a run is reading the
 store and the run's log file. So every command works while the daemon is down, and a manual
-run asked for then starts when it starts.
+run asked for then starts when it starts. A run's log file is on the host that ran it; on a
+host without it, ``job logs`` shows the log's tail the store kept with the run
+(:mod:`cronduit.core.log_tails`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from cronduit.executor.logs import LogReader
 from cronduit.intake import pausing as control
 from cronduit.intake.audit import UNKNOWN_OPERATOR, describe
 from cronduit.paths import StatePaths
-from cronduit.ports import Pause, Run, RunEnd, Transaction
+from cronduit.ports import Pause, Run, RunEnd, RunLogTail, Transaction
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C, as a shell reports a command killed by SIGINT."""
@@ -171,13 +173,77 @@ def _newest_with_log(tx: Transaction, name: str) -> Run | None:
     return next((run for run in tx.history(name, 1000) if run.outcome != Outcome.SKIPPED), None)
 
 
+def _ran_on(run: Run) -> str:
+    """Which host has the run's log, as its record says: `` on node NAME``, or nothing where
+    the record names no node."""
+    node = getattr(run, "node", None)  # recorded by a state shared by many hosts
+    return f" on node {clean(str(node))}" if node else ""
+
+
+def _elsewhere(state: State, run: Run) -> bool:
+    """Whether the run's files are on another host: only a state shared by many hosts has
+    runs of other hosts, and the host that starts a run makes its folder before its job
+    starts."""
+    return state.config.settings.uses_postgres and not state.paths.run(run.id).exists()
+
+
+def tail_note(run: Run, stored: RunLogTail) -> str:
+    """The line printed before a stored tail: that it is one, how much of the log it is, and
+    where the log itself is."""
+    shown = (f"all {stored.size} bytes" if len(stored.tail) == stored.size
+             else f"its last {len(stored.tail)} bytes of {stored.size}")
+    cut = f" (max_log had cut {stored.cut} bytes out of its middle)" if stored.cut else ""
+    return (f"cronduit: the log of run {run.id} is not on this host; it is on the host that "
+            f"ran it{_ran_on(run)}. The tail stored with the run when attempt "
+            f"{stored.attempt} ended follows: {shown}{cut}")
+
+
+def show_log(state: State, rt: Runtime, run: Run, follow: bool) -> None:
+    """Print the run's log from this host's file; where there is none, the tail stored with
+    the run, or say why there is nothing to print. Following a run whose log is on another
+    host is refused (exit 1), naming the host, rather than waiting for a file that never
+    comes here."""
+    active = run.state != RunState.ENDED
+    if not state.paths.log(run.id).exists():
+        if follow and active and _elsewhere(state, run):
+            fail(f"run {run.id} runs on another host{_ran_on(run)}: its log is there, and "
+                 "only there can it be followed; once the attempt ends, "
+                 f"cronduit job logs {run.job} --run {run.id} prints the tail stored with "
+                 "the run", code=1)
+        if not (follow and active):
+            _show_stored(state, run, active)
+            return
+    stream_log(state, rt, run, follow)
+
+
+def _show_stored(state: State, run: Run, active: bool) -> None:
+    """The stored tail of a run with no log file here, or why there is none."""
+    with state.store.transaction() as tx:
+        stored = tx.stored_log_tail(run.id)
+    if stored is not None:
+        click.echo(tail_note(run, stored), err=True)
+        click.echo(stored.tail, nl=False)  # raw bytes, as a log file's are printed
+        return
+    if not active:
+        fail(f"run {run.id} left no log", code=1)
+    if _elsewhere(state, run):
+        click.echo(f"cronduit: run {run.id} runs on another host{_ran_on(run)}, which has "
+                   "its log; its tail is stored with the run when its attempt ends", err=True)
+        return
+    click.echo(f"cronduit: run {run.id} has written nothing yet", err=True)
+
+
 @job.command("logs")
 @click.argument("name")
 @click.option("--run", "run_id", metavar="ID", help="This run instead of the newest.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run ends.")
 @config_option
 def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None:
-    """Print the log (stdout and stderr) of NAME's newest run, or of --run ID."""
+    """Print the log (stdout and stderr) of NAME's newest run, or of --run ID.
+
+    A run that ran on another host (a state shared by many hosts) shows the tail of its log
+    stored with the run: its last MiB.
+    """
     rt = runtime()
     with open_state(config_path) as state:
         known_job(state, name)
@@ -194,13 +260,8 @@ def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None
             fail(f"the log of run {run.id} was deleted by retention (only the newest "
                  f"{state.config.settings.kept_runs} runs keep their files: settings.kept_runs)",
                  code=1)
-        if not follow and not state.paths.log(run.id).exists():
-            if run.state == RunState.ENDED:
-                fail(f"run {run.id} left no log", code=1)
-            click.echo(f"cronduit: run {run.id} has written nothing yet", err=True)
-            return
         try:
-            stream_log(state, rt, run, follow)
+            show_log(state, rt, run, follow)
         except KeyboardInterrupt:
             click.echo(f"\ncronduit: stopped following; run {run.id} goes on", err=True)
             raise SystemExit(INTERRUPTED) from None
