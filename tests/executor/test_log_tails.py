@@ -12,6 +12,8 @@ import pytest
 from cronduit.core.log_tails import TAIL_BYTES, LogTail
 from cronduit.executor.logcap import COLLAPSE, PUNCH, cut, open_capped
 from cronduit.executor.logs import read_tail
+from cronduit.executor.runner import ProcessRunner
+from cronduit.paths import StatePaths
 from tests.helpers.logs import read_log
 
 CAP = 1 << 20
@@ -84,3 +86,16 @@ def test_a_shorter_tail_of_a_cut_log_reaches_back_across_the_cut(
     tail = read_tail(path, CAP, limit)
     assert tail is not None
     assert (shown[-limit:], len(shown)) == (tail.data, tail.size)
+
+
+def test_the_runner_reads_a_runs_tail_and_gives_none_for_a_log_it_cannot_read(
+        tmp_path: Path) -> None:
+    """The runner's answer for a run's log; a log it cannot read (here a folder where the
+    file should be) is no tail, never an error that would lose the attempt's end."""
+    paths = StatePaths(tmp_path / "state")
+    runner = ProcessRunner(paths, tmp_path / "cronduit.yaml", dict, lambda: None)
+    paths.log("r1").parent.mkdir(parents=True)
+    paths.log("r1").write_bytes(b"done\n")
+    paths.log("r2").mkdir(parents=True)
+    assert (LogTail(b"done\n", 5), None, None) == (
+        runner.log_tail("r1"), runner.log_tail("r2"), runner.log_tail("r3"))

@@ -255,7 +255,7 @@ class ProcessRunner:
         # out all the same).
         try:
             return read_tail(self.paths.log(run_id), self._max_log())
-        except OSError:  # unreadable (an I/O error): the run is recorded without its tail
+        except Exception:  # unreadable, or a fault of cronduit's: the end goes on without it
             return None
 
     def prune(self, run: Run) -> None:
