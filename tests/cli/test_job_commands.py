@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import threading
 import time
@@ -25,7 +24,6 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime, SystemClock
 from cronduit.core.config import load_config
-from cronduit.core.log_tails import LogTail
 from cronduit.daemon.heartbeat import DaemonInfo, write_heartbeat
 from cronduit.executor.logcap import PUNCH, cut, open_capped
 from cronduit.paths import StatePaths
@@ -310,55 +308,6 @@ def test_logs_follow_marks_a_cut_of_bytes_it_had_not_printed(install: Install) -
     written = "a\n" * 300_000 + "b\n" * 300_000 + "LAST\n"
     assert (0, written[:600_000], written[600_000 + int(told):]) == (
         result.exit_code, printed, rest)
-
-
-def store_tail(install: Install, run_id: str, attempt: int = 1, cut: int = 0) -> bytes:
-    """Store the tail of the run's log as the engine on a shared state does when an attempt
-    ends (its last MiB), then delete the run's folder, as on a host that did not run it;
-    the tail stored."""
-    log = install.paths.log(run_id).read_bytes()
-    tail = log[-(1 << 20):]
-    with install.store.transaction() as tx:
-        tx.store_log_tail(run_id, attempt, LogTail(tail, len(log), cut), T0)
-    shutil.rmtree(install.paths.run(run_id))
-    return tail
-
-
-def test_logs_print_the_stored_tail_when_this_host_has_no_log_file(install: Install) -> None:
-    """The run's folder is on another host: its stored tail is printed, raw, as a log file's
-    bytes are, after one line on stderr that says what it is and how much of the log."""
-    install.add(ended("r1", attempts=2))
-    install.write_log("r1", "".join(f"line {n}\n" for n in range(200_000)) + "\x1b[1mEND\n")
-    size = install.paths.log("r1").stat().st_size
-    tail = store_tail(install, "r1", attempt=2, cut=4096)
-    result = install.invoke("job", "logs", "nightly")
-    assert (0, tail, "cronduit: the log of run r1 is not on this host; it is on the host that "
-                     "ran it. The tail stored with the run when attempt 2 ended follows: its "
-                     f"last 1048576 bytes of {size} (max_log had cut 4096 bytes out of its "
-                     "middle)\n") == (result.exit_code, result.stdout_bytes, result.stderr)
-    assert tail.endswith(b"line 199999\n\x1b[1mEND\n")
-
-
-def test_logs_of_a_short_log_stored_whole_say_all_of_it_is_shown(install: Install) -> None:
-    """A log within the tail's size is stored whole, and the note says so."""
-    install.add(ended("r1"))
-    install.write_log("r1", "all of it\n")
-    store_tail(install, "r1")
-    result = install.invoke("job", "logs", "nightly", "--run", "r1", "--follow")
-    assert (0, "all of it\n", "cronduit: the log of run r1 is not on this host; it is on the "
-                              "host that ran it. The tail stored with the run when attempt 1 "
-                              "ended follows: all 10 bytes\n") == (
-        result.exit_code, result.stdout, result.stderr)
-
-
-def test_logs_prefer_the_log_file_to_the_stored_tail(install: Install) -> None:
-    """On the host that ran the run the file is read, whole, and nothing says "stored"."""
-    install.add(ended("r1"))
-    install.write_log("r1", "the whole log\n")
-    with install.store.transaction() as tx:
-        tx.store_log_tail("r1", 1, LogTail(b"a stale tail\n", 13), T0)
-    result = install.invoke("job", "logs", "nightly")
-    assert (0, "the whole log\n", "") == (result.exit_code, result.stdout, result.stderr)
 
 
 def end_run(store: Store, run_id: str, outcome: str) -> None:

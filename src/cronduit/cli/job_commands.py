@@ -33,6 +33,7 @@ from cronduit.cli.render import (
     stderr_is_terminal,
     utc,
 )
+from cronduit.cli.stored_tails import elsewhere, on_node, tail_note
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
@@ -43,7 +44,7 @@ from cronduit.executor.logs import LogReader
 from cronduit.intake import pausing as control
 from cronduit.intake.audit import UNKNOWN_OPERATOR, describe
 from cronduit.paths import StatePaths
-from cronduit.ports import Pause, Run, RunEnd, RunLogTail, Transaction
+from cronduit.ports import Pause, Run, RunEnd, Transaction
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C, as a shell reports a command killed by SIGINT."""
@@ -173,31 +174,6 @@ def _newest_with_log(tx: Transaction, name: str) -> Run | None:
     return next((run for run in tx.history(name, 1000) if run.outcome != Outcome.SKIPPED), None)
 
 
-def _ran_on(run: Run) -> str:
-    """Which host has the run's log, as its record says: `` on node NAME``, or nothing where
-    the record names no node."""
-    node = getattr(run, "node", None)  # recorded by a state shared by many hosts
-    return f" on node {clean(str(node))}" if node else ""
-
-
-def _elsewhere(state: State, run: Run) -> bool:
-    """Whether the run's files are on another host: only a state shared by many hosts has
-    runs of other hosts, and the host that starts a run makes its folder before its job
-    starts."""
-    return state.config.settings.uses_postgres and not state.paths.run(run.id).exists()
-
-
-def tail_note(run: Run, stored: RunLogTail) -> str:
-    """The line printed before a stored tail: that it is one, how much of the log it is, and
-    where the log itself is."""
-    shown = (f"all {stored.size} bytes" if len(stored.tail) == stored.size
-             else f"its last {len(stored.tail)} bytes of {stored.size}")
-    cut = f" (max_log had cut {stored.cut} bytes out of its middle)" if stored.cut else ""
-    return (f"cronduit: the log of run {run.id} is not on this host; it is on the host that "
-            f"ran it{_ran_on(run)}. The tail stored with the run when attempt "
-            f"{stored.attempt} ended follows: {shown}{cut}")
-
-
 def show_log(state: State, rt: Runtime, run: Run, follow: bool) -> None:
     """Print the run's log from this host's file; where there is none, the tail stored with
     the run, or say why there is nothing to print. Following a run whose log is on another
@@ -205,11 +181,11 @@ def show_log(state: State, rt: Runtime, run: Run, follow: bool) -> None:
     comes here."""
     active = run.state != RunState.ENDED
     if not state.paths.log(run.id).exists():
-        if follow and active and _elsewhere(state, run):
-            fail(f"run {run.id} runs on another host{_ran_on(run)}: its log is there, and "
-                 "only there can it be followed; once the attempt ends, "
-                 f"cronduit job logs {run.job} --run {run.id} prints the tail stored with "
-                 "the run", code=1)
+        if follow and active and elsewhere(state, run):
+            host = on_node(run, state) or " on another host"
+            fail(f"run {run.id} runs{host}: its log is there, and only there can it be "
+                 f"followed; once the attempt ends, cronduit job logs {run.job} --run "
+                 f"{run.id} prints the tail stored with the run", code=1)
         if not (follow and active):
             _show_stored(state, run, active)
             return
@@ -226,9 +202,10 @@ def _show_stored(state: State, run: Run, active: bool) -> None:
         return
     if not active:
         fail(f"run {run.id} left no log", code=1)
-    if _elsewhere(state, run):
-        click.echo(f"cronduit: run {run.id} runs on another host{_ran_on(run)}, which has "
-                   "its log; its tail is stored with the run when its attempt ends", err=True)
+    if elsewhere(state, run):
+        click.echo(f"cronduit: run {run.id} runs{on_node(run, state) or ' on another host'}"
+                   ", which has its log; its tail is stored with the run when its attempt "
+                   "ends", err=True)
         return
     click.echo(f"cronduit: run {run.id} has written nothing yet", err=True)
 
