@@ -19,7 +19,10 @@ from click.testing import CliRunner, Result
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
 from cronduit.core.config import load_config
+from cronduit.core.enums import EventState, Outcome, RunState
 from cronduit.core.log_tails import LogTail
+from cronduit.daemon import DaemonInfo
+from cronduit.daemon.heartbeat import write_heartbeat
 from cronduit.paths import StatePaths
 from cronduit.ports import NodeClaim, Run, Store
 from cronduit.store import membership_of, open_store
@@ -190,3 +193,30 @@ def test_an_ended_run_with_neither_a_file_nor_a_stored_tail_left_no_log(
     shared.add(replace(RUNNING, state="ended", outcome="failure", finished_at=T0))
     result = shared.invoke("job", "logs", "nightly")
     assert (1, "cronduit: run r1 left no log\n") == (result.exit_code, result.stderr)
+
+
+def test_a_run_asked_for_here_that_ran_on_another_host_prints_its_stored_tail(
+        shared: Shared) -> None:
+    """``job run`` follows the run it asked for; when another host's daemon ran it, what it
+    prints is the tail stored with the run, then the outcome."""
+    write_heartbeat(shared.store, DaemonInfo(4242, "host-2", T0.isoformat(), T0.isoformat(), False),
+                    shared=True)
+    ran = False
+
+    def another_host_runs_it(_: float) -> None:
+        nonlocal ran
+        if ran:
+            return
+        ran = True
+        with shared.store.transaction() as tx:
+            (event,) = tx.waiting_events("nightly") or tx.new_events(10)
+            run = replace(RUNNING, id="r9", kind="manual", state=RunState.ENDED,
+                          outcome=Outcome.SUCCESS, finished_at=T0, trigger_seq=event.seq)
+            tx.insert_run(run)
+            tx.set_event_state([event.seq], EventState.CONSUMED, run.id)
+            tx.store_log_tail(run.id, 1, LogTail(b"done elsewhere\n", 15), T0)
+
+    result = shared.invoke("job", "run", "nightly", sleep=another_host_runs_it)
+    assert 0 == result.exit_code, result.output
+    assert "done elsewhere\n" in result.stdout
+    assert "it ran on node web-2" in result.stderr

@@ -322,6 +322,12 @@ def follow_manual(state: State, rt: Runtime, name: str, delivery_id: str) -> int
         click.echo(f"\ncronduit: stopped following; run {run_id} goes on "
                    f"(cronduit job logs {name} --run {run_id} --follow)", err=True)
         return INTERRUPTED
+    if not state.paths.log(run.id).exists():  # it ran on another host: its stored tail
+        with state.store.transaction() as tx:
+            stored = tx.stored_log_tail(run.id)
+        if stored is not None:
+            click.echo(tail_note(run, stored), err=True)
+            click.echo(stored.tail, nl=False)
     click.echo(f"cronduit: run {run.id}: {clean(outcome_summary(run))}", err=True)
     return 0 if run.outcome == Outcome.SUCCESS else 1
 
