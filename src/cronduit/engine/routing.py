@@ -39,6 +39,7 @@ def route(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> int:
     joined the work, or was skipped), so a burst on one job reads the store once, not once
     per trigger."""
     events = tx.new_events(BATCH, stage.excluded)
+    tx.claim_jobs({event.job for event in events})  # one round trip; each is asked below
     known: Known = {}
     for event in events:
         _route_one(stage, tx, event, now, outbox, known)

@@ -8,7 +8,7 @@ refuses any other, and keeps at most one exclusive run of a job in progress.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -76,6 +76,10 @@ class WorkAndRuns(Protocol):
     def cancelled_runs(self, node: str | None) -> list[Run]:
         """``running`` runs of ``node`` (None: of any node) asked to stop (a cancel reason
         set, by a replace or a deadline, possibly on another node), in creation order."""
+        ...
+
+    def claim_jobs(self, jobs: Iterable[str]) -> set[str]:
+        """:meth:`claim_job` for many jobs in one round trip: the ones taken."""
         ...
 
     def claim_job(self, job: str) -> bool:

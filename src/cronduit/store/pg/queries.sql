@@ -280,11 +280,12 @@ RETURNING seq;
 -- name: audit
 SELECT * FROM audit ORDER BY seq DESC LIMIT %(limit)s;
 
--- name: claim_job
+-- name: claim_jobs
 -- A job's work is decided by one node at a time: a lock for this transaction, skipped (false)
 -- while another node's transaction holds it. The two-key form keeps cronduit's locks apart
 -- from any other advisory locks of the database.
-SELECT pg_try_advisory_xact_lock(%(space)s, hashtext(%(job)s));
+SELECT job, pg_try_advisory_xact_lock(%(space)s, hashtext(job))
+FROM unnest(%(jobs)s::text[]) AS job;
 
 -- name: lost_nodes
 -- Nodes whose lease expired by the database's clock, each swept by one live node.

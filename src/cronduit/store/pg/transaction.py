@@ -11,7 +11,7 @@ converted to text and back; the seqs of new events come back from the insert its
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
 from enum import StrEnum
@@ -140,6 +140,8 @@ class PgTransaction(NamedQueries):
         self._cursor = cursor
         self.accepted = False
         """Whether this transaction accepted triggers."""
+        self._claims: dict[str, bool] = {}
+        """Jobs asked for in this transaction (:meth:`claim_jobs`), and whether taken."""
         self.asked_stop = False
         """Whether it asked for a run to stop, which only the run's own node can do."""
 
@@ -287,7 +289,17 @@ class PgTransaction(NamedQueries):
     # nodes -------------------------------------------------------------------------------
 
     def claim_job(self, job: str) -> bool:
-        return bool(self._scalar("claim_job", space=JOB_LOCKS, job=job))
+        return job in self.claim_jobs((job,))
+
+    def claim_jobs(self, jobs: Iterable[str]) -> set[str]:
+        # Asked once per job and transaction: the lock, once had, is held to its end, and
+        # one refused stays refused (the other transaction may not have ended yet, but what
+        # it decides is read by the next turn, not by this one).
+        asked = [job for job in dict.fromkeys(jobs) if job not in self._claims]
+        if asked:
+            rows = self._run("claim_jobs", space=JOB_LOCKS, jobs=asked).fetchall()
+            self._claims.update((str(job), bool(taken)) for job, taken in rows)
+        return {job for job in jobs if self._claims.get(job)}
 
     def lost_nodes(self, me: str, limit: int) -> list[tuple[str, int]]:
         rows = self._run("lost_nodes", me=me, limit=limit).fetchall()

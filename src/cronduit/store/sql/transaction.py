@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -285,6 +285,9 @@ class SqlTransaction(NamedQueries):
 
     def claim_job(self, job: str) -> bool:
         return True  # the one writer: no other transaction decides beside this one
+
+    def claim_jobs(self, jobs: Iterable[str]) -> set[str]:
+        return set(jobs)
 
     def lost_nodes(self, me: str, limit: int) -> list[tuple[str, int]]:
         return []
