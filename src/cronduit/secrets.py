@@ -73,6 +73,24 @@ def load_secrets(config: Config, config_path: Path, environ: Mapping[str, str]) 
     return {**values, **environment_secrets(environ)}
 
 
+def state_password(config: Config, config_path: Path,
+                   environ: Mapping[str, str]) -> str | None:
+    """The PostgreSQL password, when ``settings.state_password`` names the secret that holds
+    it; None when it names none (libpq's ``PGPASSWORD``, ``~/.pgpass`` or service file then
+    serve, or the URL's own). :class:`SecretsError` when the named secret is not set: the
+    store would otherwise be tried without it, and fail for a reason that does not say so."""
+    name = config.settings.state_password
+    if name is None:
+        return None
+    value = load_secrets(config, config_path, environ).get(name)
+    if value is None:
+        missing = missing_secrets_file(config, config_path)
+        raise SecretsError(f"settings.state_password names the secret {name}, which is not set "
+                           "(in the secrets file or the environment)"
+                           + ("" if missing is None else f"; {missing}"))
+    return value
+
+
 def environment_secrets(environ: Mapping[str, str]) -> dict[str, str]:
     """The secrets the environment sets. An empty value is no secret (it would sign
     nothing), and an empty variable does not hide the file's value."""

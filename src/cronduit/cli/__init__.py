@@ -17,6 +17,7 @@ from cronduit.cli import (
     audit_commands,
     backfill_commands,  # noqa: F401  (registers ``job backfill`` on the job group)
     config_commands,
+    copy_commands,
     cron_commands,
     daemon_commands,
     doctor_commands,
@@ -95,6 +96,7 @@ for command in (
     *config_commands.COMMANDS,
     *daemon_commands.COMMANDS,
     *state_commands.COMMANDS,
+    *copy_commands.COMMANDS,
     *job_commands.COMMANDS,
     *webhook_commands.COMMANDS,
     *doctor_commands.COMMANDS,

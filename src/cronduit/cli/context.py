@@ -10,6 +10,7 @@ real time: their ``sleep`` moves their clock, and their ``reload`` plays the dae
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import time
@@ -28,12 +29,44 @@ from cronduit.core.config.model import Config, Job
 from cronduit.daemon import DaemonInfo, read_applied, running_daemon, signal_daemon
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, Store
-from cronduit.store import DRIVER_ERRORS, open_store
+from cronduit.secrets import SecretsError, state_password
+from cronduit.store import driver_errors, open_store, scrubbed, state_location
 
 POLL_SECONDS = 0.2
 """How often following and waiting commands look at the store again."""
-_CANNOT_OPEN: tuple[type[Exception], ...] = (OSError, *DRIVER_ERRORS)
-"""What opening the state store raises when it cannot be opened, whatever its backend."""
+
+
+def cannot_open() -> tuple[type[Exception], ...]:
+    """What opening the state store raises when it cannot be opened, whatever its backend
+    (asked when an error is caught: a PostgreSQL state's driver loads with its store)."""
+    return (OSError, *driver_errors())
+
+
+def open_configured_store(config: Config, config_path: Path) -> Store:
+    """The store ``config`` names, with the password ``settings.state_password`` names.
+    When it cannot be opened (a server down or refusing, a disk that fails), exit 1 with one
+    line naming where the state is and why, never a traceback, never a password."""
+    password = None
+    try:
+        password = state_password(config, config_path, os.environ)
+        return open_store(config, config_path, password=password)
+    except NotImplementedError as error:
+        fail(str(error), code=1)
+    except SecretsError as error:
+        fail(f"cannot open the state store: {error}", code=1)
+    except cannot_open() as error:
+        fail(cannot_open_line(config, config_path, error, password), code=1)
+
+
+def cannot_open_line(config: Config, config_path: Path, error: Exception,
+                     password: str | None = None, *, failed: str = "cannot open") -> str:
+    """Why the state store cannot be opened (or, with ``failed``, what else failed), in one
+    line: where the state is (a URL without its password) and the driver's reason (scrubbed
+    of any password it quotes)."""
+    why = " ".join(scrubbed(str(error), config.settings.state, password).split())
+    where = "at" if config.settings.uses_postgres else "in"
+    return (f"{failed} the state store {where} {state_location(config, config_path)}: "
+            f"{why or type(error).__name__}")
 
 
 def nudge_daemon(info: DaemonInfo) -> None:
@@ -101,12 +134,7 @@ def open_state(config_path: Path, *, the_file: bool = False) -> Iterator[State]:
     paths = StatePaths.of(located, config_path)
     if isinstance(file, ConfigErrors) and (the_file or not paths.database.exists()):
         refuse_config(file)  # no state there, so nothing was ever applied
-    try:
-        store = open_store(located, config_path)
-    except NotImplementedError as error:
-        fail(str(error), code=1)
-    except _CANNOT_OPEN as error:
-        fail(f"cannot open the state store in {paths.root}: {error}", code=1)
+    store = open_configured_store(located, config_path)
     try:
         in_force = InForce(file) if isinstance(file, Config) and the_file else config_in_force(
             file, read_applied(store), running_daemon(store, runtime().clock.now()) is not None,

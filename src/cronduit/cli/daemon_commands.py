@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from cronduit import daemon
-from cronduit.cli.context import Runtime, State, open_state, runtime
+from cronduit.cli.context import Runtime, State, cannot_open_line, open_state, runtime
 from cronduit.cli.job_commands import default_operator
 from cronduit.cli.options import config_option, fail, load_config_and_text, operator_option
 from cronduit.cli.render import echo_json, utc
 from cronduit.core.config import Config
 from cronduit.ports import NodeTaken
 from cronduit.secrets import SecretsError, load_secrets
+from cronduit.store import driver_errors
 
 APPLY_WAIT_SECONDS = 10.0
 
@@ -39,6 +40,8 @@ def serve(config_path: Path, dry_run: bool) -> None:
         fail(str(error), 3)
     except SecretsError as error:  # the file went bad since the check above
         fail(str(error))
+    except driver_errors() as error:  # one the daemon does not live through: a bad URL
+        fail(cannot_open_line(config, config_path, error, failed="cannot use"), 1)
 
 
 def _check_secrets_file(config: Config, config_path: Path) -> None:

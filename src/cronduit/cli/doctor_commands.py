@@ -37,7 +37,7 @@ from cronduit.secrets import (
     load_secrets,
     missing_secrets_file,
 )
-from cronduit.store import membership_of
+from cronduit.store import membership_of, redacted
 
 TOKEN = "<token>"
 GITHUB_PATH = "/github"
@@ -96,8 +96,11 @@ def _document(state: State, daemon: DaemonInfo | None, stored: Finding,
               findings: list[Finding]) -> dict[str, object]:
     """What doctor prints, as one JSON document (docs/cli.md describes its keys)."""
     warnings = [{"job": f.job, "text": f.text} for f in findings if f.problem]
+    where: dict[str, object] = {"path": str(state.paths.root), "writable": not stored.problem}
+    if state.config.settings.uses_postgres:
+        where = {"url": redacted(state.config.settings.state), **where}
     return {"daemon": daemon_json(daemon),
-            "state": {"path": str(state.paths.root), "writable": not stored.problem},
+            "state": where,
             "jobs": _jobs_json(state.config, findings),
             "warnings": warnings,
             "problems": len(warnings)}
@@ -132,15 +135,21 @@ def _nodes(state: State) -> list[Finding]:
 
 
 def _state(state: State) -> Finding:
+    """Whether the state folder can be written: with SQLite, the store's own; with a
+    PostgreSQL state (reached, since the store opened), the local folder of runs' files."""
     root = state.paths.root
+    settings = state.config.settings
+    where, what = ((f"{redacted(settings.state)} (PostgreSQL, reached); runs' files in ",
+                    "the daemon cannot start runs") if settings.uses_postgres
+                   else ("", "the daemon cannot record triggers or runs"))
     try:
         root.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
             pass
     except OSError as error:
-        return Finding(f"state: {root} is not writable ({error.strerror or error}): the "
-                       "daemon cannot record triggers or runs", problem=True)
-    return Finding(f"state: {root} (writable)")
+        return Finding(f"state: {where}{root} is not writable ({error.strerror or error}): "
+                       f"{what}", problem=True)
+    return Finding(f"state: {where}{root} (writable)")
 
 
 def _jobs(state: State, secrets: dict[str, str], deep: bool, now: datetime) -> list[Finding]:

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import click
 
-from cronduit.cli.context import runtime
+from cronduit.cli.context import open_configured_store, runtime
 from cronduit.cli.options import config_option, fail, load_config_file
 from cronduit.core.config.model import Config
 from cronduit.core.signing import webhook_token
 from cronduit.daemon import running_daemon
 from cronduit.secrets import SecretsError, load_secrets, missing_secrets_file
-from cronduit.store import open_store
 
 
 @click.group()
@@ -59,7 +58,7 @@ def _listening(config: Config, config_path: Path) -> str:
     _, port = config.settings.listen_address
     if port:
         return config.settings.listen
-    store = open_store(config, config_path)
+    store = open_configured_store(config, config_path)
     try:
         daemon = running_daemon(store, runtime().clock.now())
     finally:

@@ -6,6 +6,7 @@
 * :mod:`~cronduit.daemon.edges`: the HTTP server and the notifier the loop starts;
 * :mod:`~cronduit.daemon.reload`: ``cronduit apply`` and SIGHUP, all or nothing;
 * :mod:`~cronduit.daemon.heartbeat`: who serves a state, as the CLI finds it;
+* :mod:`~cronduit.daemon.lock`: one daemon per state directory;
 * :mod:`~cronduit.daemon.memory`: giving freed memory back to the system.
 
 The CLI uses this package's public face only. :func:`serve` is imported when first asked
@@ -25,6 +26,7 @@ from cronduit.daemon.heartbeat import (
     running_daemon,
     signal_daemon,
 )
+from cronduit.daemon.lock import daemon_lock
 from cronduit.daemon.reload import NO_CHANGES, apply_answer, ask_apply
 
 if TYPE_CHECKING:
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_CHANGES", "AlreadyServing", "DaemonInfo", "ListenError", "apply_answer", "ask_apply",
-    "read_applied", "read_daemon", "running_daemon", "serve", "signal_daemon",
+    "daemon_lock", "read_applied", "read_daemon", "running_daemon", "serve", "signal_daemon",
 ]
 
 

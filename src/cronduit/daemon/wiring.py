@@ -10,7 +10,6 @@ daemon.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import signal
 import socket
@@ -21,9 +20,9 @@ from pathlib import Path
 from cronduit.clock import SourceClock, SystemClock
 from cronduit.core.config.model import Config
 from cronduit.core.nodes import node_name
-from cronduit.daemon.errors import AlreadyServing
 from cronduit.daemon.heartbeat import own_start_time
 from cronduit.daemon.lease import NodeLease
+from cronduit.daemon.lock import hold_daemon_lock
 from cronduit.daemon.loop import Daemon
 from cronduit.daemon.memory import limit_malloc_arenas
 from cronduit.executor import lease_deadline
@@ -31,7 +30,7 @@ from cronduit.executor.procfs import identity
 from cronduit.executor.runner import ProcessRunner
 from cronduit.paths import StatePaths
 from cronduit.ports import Clock, NodeClaim, Store
-from cronduit.secrets import load_secrets
+from cronduit.secrets import load_secrets, state_password
 from cronduit.store import membership_of, open_store
 
 CRASH_VARIABLE = "CRONDUIT_CRASH_AT"
@@ -46,10 +45,11 @@ def serve(config_path: Path, config: Config, text: str, *, dry_run: bool) -> Non
     :class:`~cronduit.secrets.SecretsError` for the CLI to report."""
     limit_malloc_arenas()  # before any thread starts
     paths = StatePaths.of(config, config_path)
-    lock = _hold_daemon_lock(paths)
-    store = open_store(config, config_path, daemon=True)
+    password = state_password(config, config_path, os.environ)
+    lock = hold_daemon_lock(paths)
+    store = open_store(config, config_path, daemon=True, password=password)
     try:
-        daemon, runner = _daemon(config_path, config, text, paths, store, dry_run)
+        daemon, runner = _daemon(config_path, config, text, paths, store, dry_run, password)
         with asyncio.Runner(loop_factory=_loop_factory()) as loop_runner:
             loop_runner.run(_serve(daemon, runner))
     finally:
@@ -58,7 +58,7 @@ def serve(config_path: Path, config: Config, text: str, *, dry_run: bool) -> Non
 
 
 def _daemon(config_path: Path, config: Config, text: str, paths: StatePaths,
-            store: Store, dry_run: bool) -> tuple[Daemon, ProcessRunner]:
+            store: Store, dry_run: bool, password: str | None) -> tuple[Daemon, ProcessRunner]:
     """The daemon and its runner. The runner asks the daemon, at each launch, for what an
     apply may have changed (the secrets, ``max_log``) and wakes it when a process ends; the
     two are built in turn, so the runner reads through ``daemon`` once it exists."""
@@ -88,7 +88,8 @@ def _daemon(config_path: Path, config: Config, text: str, paths: StatePaths,
     daemon = Daemon(config_path, config, store, runner, clock, dry_run=dry_run, log=_log,
                     checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
-                    open_store=lambda: open_store(config, config_path, daemon=True),
+                    open_store=lambda: open_store(config, config_path, daemon=True,
+                                                  password=password),
                     config_text=text, node=node, lease=lease)
     return daemon, runner
 
@@ -103,18 +104,6 @@ def _holder_gone(pid: int, pid_start: int | None) -> bool:
 async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
     runner.attach(asyncio.get_running_loop())
     await daemon.serve()
-
-
-def _hold_daemon_lock(paths: StatePaths) -> int:
-    """One daemon per state directory: an exclusive lock held for the daemon's life."""
-    paths.root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(paths.root / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise AlreadyServing(f"another cronduit daemon is serving {paths.root}") from None
-    return fd
 
 
 def _crash_point(step: str | None) -> Callable[[str], None] | None:

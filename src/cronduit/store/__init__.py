@@ -2,6 +2,8 @@
 
 :func:`open_store` picks the backend from ``settings.state``: a ``postgresql://`` URL, or a
 directory that holds ``cronduit.db``. The PostgreSQL backend loads only when a URL names it.
+Where the state is shown, it is shown :func:`~cronduit.store.conninfo.redacted` (never a
+URL's password), and a driver's error :func:`~cronduit.store.conninfo.scrubbed` of it.
 """
 
 from __future__ import annotations
@@ -11,21 +13,25 @@ from pathlib import Path
 from cronduit.core.config.model import Config
 from cronduit.paths import StatePaths
 from cronduit.ports import Membership, Store
-from cronduit.store.errors import DRIVER_ERRORS
+from cronduit.store.conninfo import redacted, scrubbed
+from cronduit.store.errors import driver_errors
 from cronduit.store.sqlite import SqliteStore
 
-__all__ = ["DRIVER_ERRORS", "membership_of", "open_store"]
+__all__ = ["copy", "driver_errors", "membership_of", "open_store", "redacted", "scrubbed",
+           "state_location"]
 
 
-def open_store(config: Config, config_path: Path, *, daemon: bool = False) -> Store:
+def open_store(config: Config, config_path: Path, *, daemon: bool = False,
+               password: str | None = None) -> Store:
     """The store named by ``settings.state``; ``daemon``: for the serving process, which
-    checkpoints SQLite's WAL on a thread of its own."""
+    checkpoints SQLite's WAL on a thread of its own. ``password``: PostgreSQL's, given apart
+    from the URL (the value of the secret ``settings.state_password`` names)."""
     if config.settings.uses_postgres:
         # Imported here: psycopg costs a tenth of a second to load, which a CLI on an SQLite
         # state should not pay.
         from cronduit.store.postgres import PostgresStore  # noqa: PLC0415
 
-        return PostgresStore(config.settings.state)
+        return PostgresStore(config.settings.state, password=password)
     return SqliteStore(StatePaths.of(config, config_path).database,
                        background_checkpoints=daemon)
 
@@ -35,3 +41,11 @@ def membership_of(store: Store) -> Membership | None:
     serves (SQLite)."""
     found: Membership | None = getattr(store, "membership", None)
     return found
+
+
+def state_location(config: Config, config_path: Path) -> str:
+    """Where the state is, as a message may show it: a PostgreSQL URL without its password,
+    or the state directory."""
+    if config.settings.uses_postgres:
+        return redacted(config.settings.state)
+    return str(StatePaths.of(config, config_path).root)

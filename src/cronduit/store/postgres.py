@@ -15,7 +15,15 @@ Loading this module makes psycopg's errors known to :mod:`cronduit.faults`: a re
 connection, a server shutting down, a full disk (``OperationalError``, raised also when the
 pool cannot give a connection in time) and a connection used after it broke
 (``InterfaceError``) are outages of the state store; a constraint refusing a write is
-:class:`~cronduit.ports.Conflict`'s.
+:class:`~cronduit.ports.Conflict`'s. All of psycopg's errors join the drivers' errors the CLI
+catches when a store cannot be opened (:mod:`cronduit.store.errors`).
+
+The password: in the URL, or given apart (``password``, from the secret that
+``settings.state_password`` names), when it is passed to libpq as its own connection
+parameter and never written into a conninfo text; without either, libpq's ``PGPASSWORD``,
+``~/.pgpass`` and service files work as usual. An error raised while connecting is raised
+again without any password in its text (:func:`cronduit.store.conninfo.scrubbed`): libpq
+quotes what it cannot parse of a URL, a password with a bad percent-encoding included.
 """
 
 from __future__ import annotations
@@ -23,12 +31,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from cronduit.faults import count_database_errors
+from cronduit.store.conninfo import redacted, scrubbed
+from cronduit.store.errors import add_driver_errors
 from cronduit.store.pg.listener import CHANNEL, Listener
 from cronduit.store.pg.membership import PgMembership, check_fence
 from cronduit.store.pg.transaction import PgTransaction
@@ -36,6 +47,7 @@ from cronduit.store.sql.migrate import migrations
 
 count_database_errors(psycopg.OperationalError, psycopg.IntegrityError)
 count_database_errors(psycopg.InterfaceError, psycopg.IntegrityError)
+add_driver_errors(psycopg.Error)
 
 PACKAGE = "cronduit.store.pg"
 """Where the PostgreSQL schema, queries and numbered migrations live."""
@@ -57,29 +69,63 @@ def _configure(connection: psycopg.Connection[Any]) -> None:
     connection.autocommit = False
 
 
+def _password_kwargs(password: str | None) -> dict[str, Any]:
+    """libpq's ``password`` parameter, when one is given apart from the URL (it wins over
+    the URL's); none otherwise, so that libpq looks where it always does."""
+    return {} if password is None else {"password": password}
+
+
+def raise_scrubbed(error: psycopg.Error, conninfo: str, password: str | None) -> NoReturn:
+    """Raise ``error`` again, of its own class, with no password in its text (as it is when
+    none was in it)."""
+    text = scrubbed(str(error), conninfo, password)
+    if text == str(error):
+        raise error
+    raise type(error)(text) from None
+
+
+def connect(conninfo: str, password: str | None = None,
+            **options: Any) -> psycopg.Connection[Any]:
+    """A connection of its own to ``conninfo``, its errors scrubbed of the password."""
+    try:
+        return psycopg.connect(conninfo, **options, **_password_kwargs(password))
+    except psycopg.Error as error:
+        raise_scrubbed(error, conninfo, password)
+
+
 class PostgresStore:
     """:class:`cronduit.ports.Store` on a PostgreSQL database.
 
     ``conninfo``: a libpq URL or key=value string; the tables are in the first schema of
-    its ``search_path``."""
+    its ``search_path``. ``password``: libpq's password, given apart from ``conninfo``."""
 
-    def __init__(self, conninfo: str, *, migrate: bool = True,
+    def __init__(self, conninfo: str, *, password: str | None = None, migrate: bool = True,
                  pool_size: int = POOL_SIZE) -> None:
         self._conninfo = conninfo
+        self._password = password
         self._inside = threading.local()
         self._fence: tuple[str, int] | None = None
         """The node lease every transaction checks first, once the daemon holds one."""
+        try:  # parsed here, so that the pool's own log never quotes a URL it cannot read
+            conninfo_to_dict(conninfo)
+        except psycopg.Error as error:
+            raise_scrubbed(error, conninfo, password)
         if migrate:
             self.migrate()
-        self._pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size,
-                                    timeout=CONNECT_TIMEOUT, configure=_configure,
-                                    open=True, name="cronduit")
+        self._pool = ConnectionPool(conninfo, kwargs=_password_kwargs(password), min_size=1,
+                                    max_size=pool_size, timeout=CONNECT_TIMEOUT,
+                                    configure=_configure, open=True, name="cronduit")
+
+    @property
+    def location(self) -> str:
+        """Where the state is, as it may be shown: without its password."""
+        return redacted(self._conninfo)
 
     def migrate(self) -> int:
         """Apply the migrations this database has not seen, on a connection of its own (so
         a server that cannot be reached says why, not that the pool timed out); the schema
         version after. Daemons starting at once queue on an advisory lock."""
-        with psycopg.connect(self._conninfo) as db, db.transaction():
+        with connect(self._conninfo, self._password) as db, db.transaction():
             if db.execute("SELECT current_schema()").fetchone() == (None,):
                 raise psycopg.OperationalError("the search_path names no schema that exists: "
                                                "create it first")
@@ -120,7 +166,7 @@ class PostgresStore:
     def membership(self) -> PgMembership:
         """The node leases of this database (:class:`cronduit.ports.Membership`)."""
         return PgMembership(self._pool.connection, self._set_fence,
-                            lambda wake: Listener(self._conninfo, wake))
+                            lambda wake: Listener(self._conninfo, wake, self._password))
 
     def _set_fence(self, fence: tuple[str, int] | None) -> None:
         self._fence = fence

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
@@ -27,8 +28,10 @@ RECONNECT_FIRST, RECONNECT_LONGEST = 0.5, 5.0
 class Listener:
     """A thread that calls ``wake`` on each notification and after each (re)connection."""
 
-    def __init__(self, conninfo: str, wake: Callable[[], None]) -> None:
+    def __init__(self, conninfo: str, wake: Callable[[], None],
+                 password: str | None = None) -> None:
         self._conninfo = conninfo
+        self._password: dict[str, Any] = {} if password is None else {"password": password}
         self._wake = wake
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="cronduit-listen",
@@ -39,7 +42,7 @@ class Listener:
         pause = RECONNECT_FIRST
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self._conninfo, autocommit=True) as db:
+                with psycopg.connect(self._conninfo, autocommit=True, **self._password) as db:
                     db.execute(f"LISTEN {CHANNEL}")
                     pause = RECONNECT_FIRST
                     self._wake()  # anything committed while nobody listened
