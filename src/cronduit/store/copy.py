@@ -55,8 +55,8 @@ MARKER = "copied_from"
 """The target's ``meta`` key that says which state was copied into it."""
 BOOKKEEPING = "schema_version"
 """Each schema's own migration count: never copied."""
-LOCK_TIMEOUT = "10s"
-"""How long the copy waits for the target's tables, which a daemon serving it may hold."""
+LOCK_WAIT = 10.0
+"""Seconds the copy waits for the target's tables, which a daemon serving it may hold."""
 IN_PROGRESS_SHOWN = 10
 """Runs in progress named in a refusal; the rest are counted."""
 
@@ -100,21 +100,21 @@ class _Table:
     identities: tuple[str, ...]
 
 
-def copy_state(source: Path, target: str, *, at: datetime,
-               password: str | None = None) -> Copied:
+def copy_state(source: Path, target: str, *, at: datetime, password: str | None = None,
+               wait: float = LOCK_WAIT) -> Copied:
     """Copy the SQLite state in the file ``source`` into the empty PostgreSQL database (its
     first ``search_path`` schema) that ``target`` names, creating its tables; ``at``: now,
-    for the marker. :class:`CopyRefused` for a target that holds other rows or a source
-    with runs in progress; the driver's errors when either cannot be reached."""
+    for the marker; ``wait``: seconds to wait for the target's tables. :class:`CopyRefused`
+    for a target that holds other rows or is in use, or a source with runs in progress;
+    the driver's errors when either cannot be reached."""
     if not source.is_file():
         raise CopyRefused(f"no SQLite state at {source}: nothing to copy")
     SqliteStore(source).close()  # an older cronduit's file brought up to date, as any command does
     PostgresStore(target, password=password, pool_size=1).close()  # the target's tables made
     resolved = str(source.resolve())
     with _snapshot(source) as db, closing(connect(target, password)) as pg, pg.transaction():
-        pg.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
         tables = _plan(db, pg)
-        _lock(pg)
+        _lock(pg, wait)
         marker = _marker(pg)
         if marker is not None:
             return _recopied(db, tables, marker, resolved, redacted(target))
@@ -232,19 +232,20 @@ def _integer(value: Any) -> int | None:
 # -- refusals -----------------------------------------------------------------------------
 
 
-def _lock(pg: psycopg.Connection[Any]) -> None:
+def _lock(pg: psycopg.Connection[Any], wait: float) -> None:
     """Hold every target table against writers until the copy commits, so that a daemon
     started on the target meanwhile waits, then finds the copy (reads go on). A daemon that
-    already holds them makes the copy give up after :data:`LOCK_TIMEOUT`."""
+    already holds them makes the copy give up after ``wait`` seconds."""
     names = [row[0] for row in pg.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = "
         "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")]
+    pg.execute("SELECT set_config('lock_timeout', %s, true)", (f"{round(wait * 1000)}ms",))
     try:
         pg.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(
             sql.SQL(", ").join(sql.Identifier(name) for name in names)))
     except psycopg.errors.LockNotAvailable:
-        raise CopyRefused(f"the target's tables are in use (waited {LOCK_TIMEOUT}): stop "
-                          "the daemons serving it, or copy into an empty database") from None
+        raise CopyRefused(f"the target's tables are in use (waited {wait:g} s): stop the "
+                          "daemons serving it, or copy into an empty database") from None
 
 
 def _marker(pg: psycopg.Connection[Any]) -> dict[str, Any] | None:
