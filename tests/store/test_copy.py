@@ -71,7 +71,8 @@ def fill(store: Store) -> None:
                                         operator="ann", parent="gh-1"))
         slot = tx.insert_event(NewEvent("slot/report/2026-06-01T09:00:00Z", "report", "timer",
                                         "cron", T0, slot=T0, late=True))
-        assert hook is not None and slot is not None
+        assert hook is not None
+        assert slot is not None
         tx.put_timers([Timer("report", "cron:0 9 * * *", T0 + timedelta(days=1),
                              "2026-06-02 09:00 UTC", T0 + timedelta(days=1),
                              "2026-06-01 09:00 UTC", version=7)])
@@ -138,7 +139,7 @@ def test_a_copy_holds_every_record_as_the_postgresql_store_reads_it(
     boolean and bigint, and read back through the seam as the SQLite store reads them."""
     copied = copy_state(filled.path, target, at=AT)
     expected = dump(filled)
-    assert len(expected["runs"]) == 1 and len(expected["pauses"]) == 2
+    assert (1, 2) == (len(expected["runs"]), len(expected["pauses"]))
     pg = PostgresStore(target)
     try:
         assert expected == dump(pg)
