@@ -38,7 +38,6 @@ def test_a_password_given_apart_is_the_connections_and_in_no_conninfo_text(url: 
         assert "from-the-secret-42" == connection.info.password
         assert "from-the-secret-42" not in store._pool.conninfo
         assert "from-the-secret-42" not in connection.info.dsn
-        assert "from-the-secret-42" not in store.location
     finally:
         store.close()
 

@@ -38,7 +38,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from cronduit.faults import count_database_errors
-from cronduit.store.conninfo import redacted, scrubbed
+from cronduit.store.conninfo import scrubbed
 from cronduit.store.errors import add_driver_errors
 from cronduit.store.pg.listener import CHANNEL, Listener
 from cronduit.store.pg.membership import PgMembership, check_fence
@@ -115,11 +115,6 @@ class PostgresStore:
         self._pool = ConnectionPool(conninfo, kwargs=_password_kwargs(password), min_size=1,
                                     max_size=pool_size, timeout=CONNECT_TIMEOUT,
                                     configure=_configure, open=True, name="cronduit")
-
-    @property
-    def location(self) -> str:
-        """Where the state is, as it may be shown: without its password."""
-        return redacted(self._conninfo)
 
     def migrate(self) -> int:
         """Apply the migrations this database has not seen, on a connection of its own (so
