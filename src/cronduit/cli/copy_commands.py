@@ -33,7 +33,7 @@ _WORDS = {"timers": ("timer", "timers"), "slots": ("ledger slot", "ledger slots"
           "events": ("trigger", "triggers"), "deliveries": ("delivery", "deliveries"),
           "pauses": ("pause", "pauses"), "audit": ("audit entry", "audit entries"),
           "notifications": ("notification", "notifications"),
-          "meta": ("meta entry", "meta entries")}
+          "run_logs": ("log tail", "log tails"), "meta": ("meta entry", "meta entries")}
 """How the summary names each table's rows, one and many."""
 
 
