@@ -44,10 +44,11 @@ def require_server() -> None:
 
 
 @contextmanager
-def fresh_schema() -> Iterator[str]:
-    """A new, empty schema of its own (``test_<random>``), dropped with all it holds after."""
+def fresh_schema(prefix: str = "test") -> Iterator[str]:
+    """A new, empty schema of its own (``<prefix>_<random>``), dropped with all it holds
+    after."""
     require_server()
-    name = f"test_{uuid.uuid4().hex[:16]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(URL, autocommit=True) as db:
         db.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
     try:

@@ -1,0 +1,233 @@
+"""Many real daemons on one PostgreSQL (SPEC §10): every slot fires once across all of them,
+a lost node's runs are recorded and retried elsewhere within the bound, and a daemon that
+lost its lease (killed, frozen, cut off) writes nothing stale.
+
+Every daemon here is a real ``cronduit serve`` with a folder of its own, as on a host of its
+own; what ran is counted from the jobs' own output files as well as from the tables. Leases
+are short (3 s), so a takeover is due within seconds. Under CI (``CI=true``) a test fails,
+never skips, when PostgreSQL (or what else it needs) is missing.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.cluster import Cluster, cluster_in
+from tests.helpers.postgres import URL, fresh_schema
+
+LEASE = 3.0
+"""Seconds of every node's lease in these tests."""
+TAKEOVER_BOUND = LEASE + 10.0
+"""The published bound: a lost node's runs are recorded and retried within lease + 10 s."""
+
+
+def url_in(schema: str, base: str = URL) -> str:
+    """The server's URL with ``schema`` first on the search path, as a config writes it."""
+    return f"{base}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    with fresh_schema("mn") as schema, cluster_in(tmp_path, url_in(schema),
+                                                   f"{LEASE:g}s") as made:
+        yield made
+
+
+TICK = """\
+  tick:
+    run: 'true'
+    every: 1s
+"""
+
+
+def test_a_second_daemon_with_a_node_name_already_held_is_refused(cluster: Cluster) -> None:
+    """The second ``alpha`` exits 3 with a line naming the node; the first keeps its lease
+    (same epoch, renewed since) and keeps firing."""
+    first = cluster.serve(cluster.node("alpha", TICK))
+    cluster.wait_serving(first)
+    held = cluster.node_row("alpha")
+    assert held is not None
+    second = cluster.serve(cluster.node("alpha", TICK, folder="alpha-again"))
+    assert second.process is not None
+    assert 3 == second.process.wait(timeout=30), second.log()
+    assert "node alpha" in second.log()
+    assert "listening on" not in second.log()
+    refused_at = cluster.now()
+    cluster.wait_for(lambda: (row := cluster.node_row("alpha")) is not None
+                     and row["renewed_at"] > refused_at, "alpha to renew its lease")
+    cluster.wait_for(lambda: any(run["created_at"] > refused_at and run["node"] == "alpha"
+                                 and run["outcome"] == "success"
+                                 for run in cluster.runs("tick")),
+                     "alpha to run tick after the refusal")
+    after = cluster.node_row("alpha")
+    assert after is not None
+    assert (held["epoch"], held["pid"], None) == (after["epoch"], after["pid"],
+                                                  after["retired_at"])
+    assert first.running()
+
+
+def slow_job(out: Path) -> str:
+    """A job whose first attempt runs for a minute and whose retry succeeds at once; each
+    attempt writes its start (with the folder, hence the node, it ran in) and its end."""
+    return f"""\
+  slow:
+    run: >-
+      echo "start $CRONDUIT_ATTEMPT $PWD" >> {out};
+      if [ "$CRONDUIT_ATTEMPT" = 1 ]; then sleep 60; fi;
+      echo "end $CRONDUIT_ATTEMPT" >> {out}
+    every: 1h
+    retry: {{attempts: 2, backoff: 2s}}
+"""
+
+
+def test_a_killed_daemons_run_is_recorded_lost_and_retried_on_another_node(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """SIGKILL the daemon whose run is going: within lease + 10 s another node records the
+    attempt failed with reason ``node lost (node victim)``, in backoff; the retry runs on
+    that other node (attempt 2) and succeeds; the lost node is retired."""
+    out = tmp_path / "slow.txt"
+    victim = cluster.serve(cluster.node("victim", slow_job(out)))
+    cluster.wait_for(lambda: [(r["node"], r["state"], r["pid"] is not None)
+                              for r in cluster.runs("slow")] == [("victim", "running", True)],
+                     "the run to go on the victim")
+    survivor = cluster.serve(cluster.node("survivor", slow_job(out)))
+    cluster.wait_serving(survivor)
+    victim.kill()
+    killed = time.monotonic()
+
+    seen: list[dict[str, object]] = []
+
+    def lost_in_backoff() -> bool:
+        [run] = cluster.runs("slow")
+        seen.append(run)
+        return bool(run["state"] == "backoff")
+
+    cluster.wait_for(lost_in_backoff, "the sweep to record the run lost", TAKEOVER_BOUND,
+                     every=0.02)
+    taken_over = time.monotonic() - killed
+    run = seen[-1]
+    assert str(run["reason"]).startswith("node lost"), run
+    assert "victim" in str(run["reason"]), run
+    assert (1, None) == (run["attempts"], run["outcome"]), run
+    cluster.wait_for(lambda: [(r["state"], r["outcome"]) for r in cluster.runs("slow")]
+                     == [("ended", "success")], "the retry to succeed")
+    [done] = cluster.runs("slow")
+    assert ("survivor", 2) == (done["node"], done["attempts"]), done
+    assert [f"start 1 {victim.folder}", f"start 2 {survivor.folder}", "end 2"] == \
+        out.read_text().splitlines()
+    retired = cluster.node_row("victim")
+    assert retired is not None
+    assert (True, "survivor") == (retired["retired_at"] is not None, retired["retired_by"])
+    assert taken_over <= TAKEOVER_BOUND
+    print(f"takeover {taken_over:.1f}s after the SIGKILL (bound {TAKEOVER_BOUND:g}s)")
+
+
+MANY = 200
+"""One-second jobs in the exactly-once test: 200 firings and 200 processes a second."""
+RECORD = """\
+read -r t < "$CRONDUIT_TRIGGER_FILE"
+s=${t#*'"slot": "'}
+s=${s%%'"'*}
+echo "$s $CRONDUIT_RUN_ID $PWD" >> "OUT/$CRONDUIT_JOB.txt"
+"""
+"""Each run appends one line to its job's own file: the slot (from the trigger file), the run
+id and the folder it ran in (which says the node). Shell builtins only: 200 a second."""
+
+
+def many_jobs(out: Path) -> str:
+    record = "".join(f"      {line}\n" for line in RECORD.replace("OUT", str(out)).splitlines())
+    jobs = [f"  j000:\n    every: 1s\n    run: &record |\n{record}"]
+    jobs += [f"  j{n:03d}: {{every: 1s, run: *record}}\n" for n in range(1, MANY)]
+    return "".join(jobs)
+
+
+def whole_second(when: datetime) -> str:
+    return when.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """Three daemons, 200 ``every: 1s`` jobs, 45 s of slots: each job's output file, its slot
+    ledger and its runs agree, one line, one ledger row and one run per second from the
+    first slot to the last settled one, none twice, none missing; every daemon ran some."""
+    out = tmp_path / "out"
+    out.mkdir()
+    names = ("n1", "n2", "n3")
+    nodes = [cluster.serve(cluster.node(name, many_jobs(out))) for name in names]
+    cluster.wait_serving(*nodes)
+    begun = time.monotonic()
+    cluster.wait_for(lambda: cluster.query(
+        "SELECT count(*) FROM slots WHERE slot > (SELECT min(slot) FROM slots) + interval '45s'"
+    )[0][0] >= MANY, "45 s of slots", 70)
+    stopped_at = cluster.now()
+    for node in nodes:
+        node.signal(signal.SIGTERM)
+    for node in nodes:
+        assert node.process is not None
+        assert 0 == node.process.wait(timeout=30), node.log()
+    loaded = time.monotonic() - begun
+    # Slots from a second before the stop may have fired without their run having ended.
+    settled = whole_second(stopped_at - timedelta(seconds=3))
+
+    ledger = cluster.rows(
+        "SELECT s.job, s.slot, s.fate, s.reason, r.id AS run, r.node, r.outcome "
+        "FROM slots s LEFT JOIN events e ON e.seq = s.event_seq "
+        "LEFT JOIN runs r ON r.id = e.run_id ORDER BY s.job, s.slot")
+    by_job: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in ledger:
+        by_job[row["job"]].append(row)
+    runs_per_event = cluster.query(
+        "SELECT count(*) FROM runs GROUP BY trigger_seq HAVING count(*) > 1")
+    assert [] == runs_per_event, "an event started two runs"
+    ran_on: Counter[str] = Counter()
+    problems: list[str] = []
+    for n in range(MANY):
+        job = f"j{n:03d}"
+        lines = [line.split() for line in (out / f"{job}.txt").read_text().splitlines()]
+        slots = [slot for slot, _, _ in lines]
+        if len(set(slots)) != len(slots):
+            problems.append(f"{job}: a slot ran twice: {Counter(slots).most_common(2)}")
+        recorded = {whole_second(row["slot"]): row for row in by_job[job]}
+        first = whole_second(by_job[job][0]["slot"])
+        expected = _seconds(first, settled)
+        unrecorded = [slot for slot in slots if slot not in recorded]
+        if unrecorded:
+            problems.append(f"{job}: ran slots the ledger lacks: {unrecorded[:3]}")
+        missing = [slot for slot in expected if slot not in recorded
+                   or recorded[slot]["fate"] != "ran"]
+        if missing:
+            problems.append(f"{job}: slots not run between {first} and {settled}: "
+                            f"{[(s, recorded.get(s, {}).get('reason')) for s in missing[:3]]}")
+        written = {slot: (run, folder) for slot, run, folder in lines}
+        for slot in expected:
+            fired = recorded.get(slot)
+            if fired is None:
+                continue
+            if written.get(slot, ("", ""))[0] != fired["run"] or fired["outcome"] != "success":
+                problems.append(f"{job} {slot}: the run {fired['run']} ({fired['outcome']}) "
+                                f"is not the one that wrote {written.get(slot)}")
+            elif Path(written[slot][1]).name != fired["node"]:
+                problems.append(f"{job} {slot}: ran in {written[slot][1]}, "
+                                f"recorded on {fired['node']}")
+            else:
+                ran_on[fired["node"]] += 1
+    assert [] == problems[:20], f"{len(problems)} problems"
+    assert set(names) == set(ran_on), ran_on
+    print(f"{sum(ran_on.values())} slots checked over {loaded:.0f}s of load; "
+          f"per node {dict(sorted(ran_on.items()))}")
+
+
+def _seconds(first: str, last: str) -> list[str]:
+    """Every whole second from ``first`` to ``last`` (both included), as slot names."""
+    start = datetime.strptime(first, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    end = datetime.strptime(last, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return [whole_second(start + timedelta(seconds=n))
+            for n in range(int((end - start).total_seconds()) + 1)]
