@@ -126,11 +126,13 @@ class Engine:
         if fired:
             self.checkpoint("fired")
         stage.contended = False
+        owed, looked = [name for name in stage.owed if name in stage.config.jobs], []
         with self.store.transaction() as tx:
             read_pauses(stage, tx)  # a pause committed since the first transaction counts
             chain(stage, tx, now)
             routed = route(stage, tx, now, outbox)
             if stage.dispatch:
+                looked = [name for name in owed if start_waiting(stage, tx, name, now, outbox)]
                 retry_due(stage, tx, now, outbox)
                 enforce_deadlines(stage, tx, now, outbox)
                 if stage.shared:
@@ -138,6 +140,8 @@ class Engine:
                     if self.sweep_due:
                         sweep_lost_nodes(stage, tx, now, outbox)
         self.sweep_due = False
+        stage.owed.difference_update(looked)  # once committed: after a rollback, again
+        stage.owed.intersection_update(stage.config.jobs)
         if routed:
             self.checkpoint("routed")
         self.launcher.carry_out(outbox, now)

@@ -77,6 +77,10 @@ class Stage:
     soon, not at the next due instant."""
     stopping: set[str] = field(default_factory=set)
     """Runs of this node asked to stop by another node, whose stop was sent."""
+    owed: set[str] = field(default_factory=set)
+    """Jobs whose run ended here while another daemon held their work: that daemon may have
+    read the run as still going and left a trigger waiting, so what waits is looked at
+    again here once it has committed (:func:`~cronduit.engine.work.start_waiting`)."""
     _excluded: tuple[Plan | None, tuple[str, ...]] = (None, ())
 
     @property

@@ -41,22 +41,26 @@ def arrival_state(stage: Stage, tx: Transaction, job: Job) -> JobState:
 
 
 def start_waiting(stage: Stage, tx: Transaction, name: str, now: datetime,
-                  outbox: Outbox) -> None:
-    """Start the runs the job's waiting work is owed now (after a run ended, at start-up).
-    Left to the node that holds the job's work now, if another does (it then reads what
-    this transaction committed), or to the nodes the job runs on."""
+                  outbox: Outbox) -> bool:
+    """Start the runs the job's waiting work is owed now (after a run ended, at start-up);
+    False when another node holds the job's work. That node may have read this job's run
+    as still going before this transaction ends it, and so leave its trigger waiting with
+    no run left to end and start it: the job is then owed a look again (``stage.owed``), at
+    a tick soon after. Left to the nodes the job runs on if this one is not among them."""
     job = stage.config.jobs[name]
     if name in stage.excluded:
-        return
+        return True
     if not tx.claim_job(name):
         stage.contended = True
-        return
+        stage.owed.add(name)
+        return False
     state = job_state(stage, tx, job)
     if not state.waiting:
-        return
+        return True
     events = {event.seq: event for event in tx.waiting_events(name)}
     for batch in on_run_end(state, job.overlap, job.overlap.max_parallel):
         start_run(stage, tx, job, batch, events, now, outbox)
+    return True
 
 
 def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dict[int, Event],

@@ -1,0 +1,72 @@
+"""Two engines sharing one PostgreSQL store, as two daemons do: a run's end on one node and a
+trigger routed on the other at the same moment leave nothing waiting for good."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from cronduit.core.config import load_config
+from cronduit.core.enums import EventState
+from cronduit.engine import CONTENDED_RETRY, Engine
+from cronduit.ports import NewEvent
+from cronduit.store.postgres import PostgresStore
+from cronduit.testing import FakeClock, FakeRunner
+from tests.helpers.postgres import fresh_schema, in_schema
+
+T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+CONFIG = "jobs:\n  j:\n    run: ./j\n"
+
+
+@pytest.fixture
+def two_stores() -> Iterator[tuple[PostgresStore, PostgresStore]]:
+    with fresh_schema() as schema:
+        here, there = PostgresStore(in_schema(schema)), PostgresStore(in_schema(schema))
+        try:
+            yield here, there
+        finally:
+            here.close()
+            there.close()
+
+
+def test_a_run_ending_while_another_node_routes_its_jobs_trigger_starts_that_trigger(
+        two_stores: tuple[PostgresStore, PostgresStore]) -> None:
+    """Node b routes a trigger of ``j`` while j's run goes on node a: b holds j's work, reads
+    the run as going and leaves the trigger waiting. Meanwhile the run ends on a, which
+    cannot take j's work to start what waits. Once b has committed, a looks again (soon, as
+    for any contended work) and starts the trigger: it must not wait for a next run's end
+    that will never come, since every later trigger queues behind it."""
+    here, there = two_stores
+    clock, runner = FakeClock(T0), FakeRunner()
+    config = load_config(CONFIG, "test.yaml")
+    engine = Engine(config, here, runner, node="a", shared=True)
+    engine.apply(config, clock.now())
+    engine.start(clock.now())
+    with here.transaction() as tx:
+        tx.insert_event(NewEvent("manual/1", "j", "manual", "manual 1", clock.now()))
+    engine.tick(clock.now())
+    [first] = runner.launched
+    with here.transaction() as tx:
+        waiting = tx.insert_event(NewEvent("manual/2", "j", "manual", "manual 2", clock.now()))
+    assert waiting is not None
+
+    with there.transaction() as routing:  # node b's routing, as far as its commit
+        assert routing.claim_job("j")
+        assert (1, 0) == routing.active_count("j")
+        routing.set_event_state([waiting], EventState.WAITING, None)
+        runner.finish(first.run.id, 0)
+        due = engine.tick(clock.now())  # the run ends on a; j's work is b's
+        assert due is not None
+        assert due <= clock.now() + CONTENDED_RETRY
+    assert 1 == len(runner.launched)
+
+    engine.tick(clock.now() + CONTENDED_RETRY)
+    assert ["manual/1", "manual/2"] == [launch.trigger.delivery_id
+                                        for launch in runner.launched]
+    with here.transaction() as tx:
+        event = tx.event_by_delivery("manual/2")
+    assert event is not None
+    assert EventState.CONSUMED == event.state
+
