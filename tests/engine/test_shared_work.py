@@ -70,3 +70,41 @@ def test_a_run_ending_while_another_node_routes_its_jobs_trigger_starts_that_tri
     assert event is not None
     assert EventState.CONSUMED == event.state
 
+
+def test_a_trigger_meets_its_jobs_work_after_the_older_one_another_router_holds(
+        two_stores: tuple[PostgresStore, PostgresStore]) -> None:
+    """Routers on two nodes take new triggers skipping those another holds. While node b's
+    router holds j's older trigger (its row locked, j's work not claimed), node a must not
+    route j's newer one: a job's triggers meet its work in the order they were accepted
+    (the core refuses a trigger older than the work it joins). Once b lets go, a routes
+    both, oldest first."""
+    here, there = two_stores
+    clock, runner = FakeClock(T0), FakeRunner()
+    config = load_config(CONFIG, "test.yaml")
+    engine = Engine(config, here, runner, node="a", shared=True)
+    engine.apply(config, clock.now())
+    engine.start(clock.now())
+    with here.transaction() as tx:
+        tx.insert_event(NewEvent("manual/1", "j", "manual", "manual 1", clock.now()))
+    engine.tick(clock.now())
+    [first] = runner.launched
+    with here.transaction() as tx:
+        older = tx.insert_event(NewEvent("manual/2", "j", "manual", "manual 2", clock.now()))
+        tx.insert_event(NewEvent("manual/3", "j", "manual", "manual 3", clock.now()))
+
+    with there.transaction() as routing:  # node b's router holds the older trigger
+        assert [older] == [event.seq for event in routing.new_events(1)]
+        due = engine.tick(clock.now())
+        assert due is not None
+        assert due <= clock.now() + CONTENDED_RETRY
+        with here.transaction() as tx:
+            assert ["manual/3"] == [event.delivery_id for event in tx.new_events(10)]
+
+    engine.tick(clock.now() + CONTENDED_RETRY)
+    runner.finish(first.run.id, 0)
+    engine.tick(clock.now() + CONTENDED_RETRY)
+    assert 2 == len(runner.launched)
+    with here.transaction() as tx:
+        assert ["manual/2", "manual/3"] == [event.delivery_id
+                                            for event in tx.events_of_run(
+                                                runner.launched[1].run.id)]

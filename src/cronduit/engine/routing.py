@@ -56,6 +56,12 @@ def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbo
     if not tx.claim_job(job.name):  # another daemon decides this job's work now
         stage.contended = True
         return
+    # Another daemon's router may hold an older trigger of this job (new_events skipped its
+    # locked row) without having claimed the job yet: this one waits for it, since a job's
+    # triggers meet its work in the order they were accepted.
+    if stage.shared and tx.older_new_event(job.name, event.seq):
+        stage.contended = True
+        return
     state = known.pop(job.name, None) or arrival_state(stage, tx, job)
     trigger = trigger_of(event)
     arrival = on_arrival(state, trigger, job.overlap.of(trigger.kind), job.overlap.max_parallel)

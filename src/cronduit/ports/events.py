@@ -62,6 +62,12 @@ class EventsAndDeliveries(Protocol):
         returns and skips locked ones, so an event is routed once."""
         ...
 
+    def older_new_event(self, job: str, seq: int) -> bool:
+        """Whether an event of ``job`` older than ``seq`` is still ``new``: on a backend
+        with many routers, one that another router holds (skipped by :meth:`new_events`),
+        which must meet the job's work before any newer one does."""
+        ...
+
     def set_event_state(self, seqs: Sequence[int], state: EventState,
                         run_id: str | None) -> None:
         """Set the state of each event in ``seqs`` and the run that consumed it (None for

@@ -76,6 +76,9 @@ class NamedQueries(ABC):
     def new_events(self, limit: int, excluded: Sequence[str] = ()) -> list[Event]:
         return self._all(Event, "new_events", limit=limit, excluded=list(excluded))
 
+    def older_new_event(self, job: str, seq: int) -> bool:
+        return self._run("older_new_event", job=job, seq=seq).fetchone() is not None
+
     def due_backoffs(self, now: datetime, node: str | None = None,
                      excluded: Sequence[str] = ()) -> list[Run]:
         return self._all(Run, "due_backoffs", now=now, node=node, excluded=list(excluded))

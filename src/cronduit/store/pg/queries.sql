@@ -25,6 +25,10 @@ SELECT * FROM events WHERE delivery_id = %(delivery_id)s;
 SELECT * FROM events WHERE state = 'new' AND NOT (job = ANY(%(excluded)s::text[]))
 ORDER BY seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED;
 
+-- name: older_new_event
+-- An older trigger of the job that another daemon's router holds (see routing).
+SELECT 1 FROM events WHERE job = %(job)s AND state = 'new' AND seq < %(seq)s LIMIT 1;
+
 -- name: waiting_events
 SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq;
 

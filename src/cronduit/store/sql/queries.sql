@@ -21,6 +21,9 @@ SELECT * FROM events
 WHERE state = 'new' AND job NOT IN (SELECT value FROM json_each(:excluded))
 ORDER BY seq LIMIT :limit;
 
+-- name: older_new_event
+SELECT 1 FROM events WHERE job = :job AND state = 'new' AND seq < :seq LIMIT 1;
+
 -- name: waiting_events
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
 
