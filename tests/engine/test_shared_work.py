@@ -108,3 +108,31 @@ def test_a_trigger_meets_its_jobs_work_after_the_older_one_another_router_holds(
         assert ["manual/2", "manual/3"] == [event.delivery_id
                                             for event in tx.events_of_run(
                                                 runner.launched[1].run.id)]
+
+
+def test_a_node_prunes_the_files_of_its_own_runs_only(
+        two_stores: tuple[PostgresStore, PostgresStore]) -> None:
+    """A run's files are on the host that ran it: a node ending a run prunes only its own
+    old runs. Pruning another node's would mark them pruned with their files left on that
+    host for good, and two nodes pruning each other's rows in different orders deadlock."""
+    here, there = two_stores
+    clock = FakeClock(T0)
+    config = load_config("settings:\n  kept_runs: 1\n" + CONFIG, "test.yaml")
+    engines = {}
+    for name, store in (("a", here), ("b", there)):
+        runner = FakeRunner()
+        engines[name] = (Engine(config, store, runner, node=name, shared=True), runner)
+        engines[name][0].apply(config, clock.now())
+        engines[name][0].start(clock.now())
+    for n, name in enumerate("aab"):
+        engine, runner = engines[name]
+        with here.transaction() as tx:
+            tx.insert_event(NewEvent(f"manual/{n}", "j", "manual", f"manual {n}", clock.now()))
+        engine.tick(clock.now())
+        runner.finish(runner.launched[-1].run.id, 0)
+        engine.tick(clock.now())
+    ran_on_a = [launch.run.id for launch in engines["a"][1].launched]
+    assert ([ran_on_a[0]], []) == (engines["a"][1].pruned, engines["b"][1].pruned)
+    with here.transaction() as tx:
+        kept = {run.id: run.files_pruned for run in tx.history("j", 10)}
+    assert {ran_on_a[0]: True, ran_on_a[1]: False} == {run: kept[run] for run in ran_on_a}

@@ -84,7 +84,9 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
         return
     notify(stage, tx, job, RunFacts(job.name, run.id, outcome, run.started_at, now,
                                     run.attempts, exit_status, reason), now)
-    for old in tx.runs_to_prune(job.name, stage.config.settings.kept_runs):
+    # Only this node's runs: another's files are on its host, and two nodes marking each
+    # other's rows pruned, each in its own order, would deadlock.
+    for old in tx.runs_to_prune(job.name, stage.config.settings.kept_runs, stage.scope):
         tx.update_run(old.id, files_pruned=True)
         if stage.keeps_tails:
             tx.drop_log_tail(old.id)

@@ -127,9 +127,10 @@ class WorkAndRuns(Protocol):
         """The job's runs, ended or not, newest first, at most ``limit``."""
         ...
 
-    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
+    def runs_to_prune(self, job: str, keep: int, node: str | None = None) -> list[Run]:
         """Ended runs of ``job`` older than its newest ``keep`` runs (ended or not) whose
-        files are still kept (``files_pruned`` false), oldest first. ``keep`` is at least 1."""
+        files are still kept (``files_pruned`` false), oldest first. ``keep`` is at least 1.
+        ``node``: only the runs that node ran (their files are on its host); None: all."""
         ...
 
     # -- log tails: a run's log as hosts without its file read it -----------------------

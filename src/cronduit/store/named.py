@@ -130,8 +130,8 @@ class NamedQueries(ABC):
     def history(self, job: str, limit: int) -> list[Run]:
         return self._all(Run, "history", job=job, limit=limit)
 
-    def runs_to_prune(self, job: str, keep: int) -> list[Run]:
-        return self._all(Run, "runs_to_prune", job=job, keep=keep)
+    def runs_to_prune(self, job: str, keep: int, node: str | None = None) -> list[Run]:
+        return self._all(Run, "runs_to_prune", job=job, keep=keep, node=node)
 
     def store_log_tail(self, run_id: str, attempt: int, tail: LogTail, at: datetime) -> None:
         self._run("store_log_tail", run_id=run_id, attempt=attempt, tail=tail.data,

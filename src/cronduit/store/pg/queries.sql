@@ -119,8 +119,10 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = %(job)s ORDER BY seq;
 SELECT * FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(limit)s;
 
 -- name: runs_to_prune
+-- With many nodes, each prunes the runs it ran: their files are on its host.
 SELECT * FROM runs
-WHERE job = %(job)s AND state = 'ended' AND NOT files_pruned AND seq < (
+WHERE job = %(job)s AND state = 'ended' AND NOT files_pruned
+    AND (%(node)s::text IS NULL OR node = %(node)s) AND seq < (
     SELECT COALESCE(MIN(seq), 0) FROM (
         SELECT seq FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(keep)s
     ) AS newest

@@ -103,7 +103,8 @@ SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
 
 -- name: runs_to_prune
 SELECT * FROM runs
-WHERE job = :job AND state = 'ended' AND files_pruned = 0 AND seq < (
+WHERE job = :job AND state = 'ended' AND files_pruned = 0
+    AND (:node IS NULL OR node = :node) AND seq < (
     SELECT COALESCE(MIN(seq), 0) FROM (
         SELECT seq FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :keep
     ) AS newest
