@@ -139,13 +139,17 @@ s=${s%%'"'*}
 echo "$s $CRONDUIT_RUN_ID $PWD" >> "OUT/$CRONDUIT_JOB.txt"
 """
 """Each run appends one line to its job's own file: the slot (from the trigger file), the run
-id and the folder it ran in (which says the node). Shell builtins only: 200 a second."""
+id and the folder it ran in (which says the node). Shell builtins only: 200 a second. The
+jobs allow overlap, so each slot has a run of its own even when the machine is slow to see
+the one before end (under the default ``queue`` a slot meeting a run going would join the
+next run, recorded as ran, with no line of its own)."""
 
 
 def many_jobs(out: Path) -> str:
     record = "".join(f"      {line}\n" for line in RECORD.replace("OUT", str(out)).splitlines())
-    jobs = [f"  j000:\n    every: 1s\n    run: &record |\n{record}"]
-    jobs += [f"  j{n:03d}: {{every: 1s, run: *record}}\n" for n in range(1, MANY)]
+    jobs = [f"  j000:\n    every: 1s\n    overlap: allow\n    run: &record |\n{record}"]
+    jobs += [f"  j{n:03d}: {{every: 1s, overlap: allow, run: *record}}\n"
+             for n in range(1, MANY)]
     return "".join(jobs)
 
 
@@ -156,14 +160,18 @@ def whole_second(when: datetime) -> str:
 def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
         cluster: Cluster, tmp_path: Path) -> None:
     """Three daemons, 200 ``every: 1s`` jobs, 45 s of slots: each job's output file, its slot
-    ledger and its runs agree, one line, one ledger row and one run per second from the
-    first slot to the last settled one, none twice, none missing; every daemon ran some."""
+    ledger and its runs agree, one line, one ledger row and one run per second from two
+    seconds after all three serve to the last settled slot, none twice, none missing;
+    every daemon ran some. (Before that, the first firings may come a second late while
+    three daemons start on two cores: an interval job's next slot then counts from the
+    late firing, as the time rules say, and is checked for doubles only.)"""
     out = tmp_path / "out"
     out.mkdir()
     names = ("n1", "n2", "n3")
     nodes = [cluster.serve(cluster.node(name, many_jobs(out))) for name in names]
     cluster.wait_serving(*nodes)
     begun = time.monotonic()
+    steady = whole_second(cluster.now() + timedelta(seconds=2))
     cluster.wait_for(lambda: cluster.query(
         "SELECT count(*) FROM slots WHERE slot > (SELECT min(slot) FROM slots) + interval '45s'"
     )[0][0] >= MANY, "45 s of slots", 70)
@@ -174,11 +182,12 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
         assert node.process is not None
         assert 0 == node.process.wait(timeout=30), node.log()
     loaded = time.monotonic() - begun
-    # Slots from a second before the stop may have fired without their run having ended.
-    settled = whole_second(stopped_at - timedelta(seconds=3))
+    # Slots from seconds before the stop may have fired without their run having ended.
+    settled = whole_second(stopped_at - timedelta(seconds=4))
 
     ledger = cluster.rows(
-        "SELECT s.job, s.slot, s.fate, s.reason, r.id AS run, r.node, r.outcome "
+        "SELECT s.job, s.slot, s.fate, s.reason, s.recorded_at, r.id AS run, r.node, "
+        "r.outcome "
         "FROM slots s LEFT JOIN events e ON e.seq = s.event_seq "
         "LEFT JOIN runs r ON r.id = e.run_id ORDER BY s.job, s.slot")
     by_job: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -196,15 +205,14 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
         if len(set(slots)) != len(slots):
             problems.append(f"{job}: a slot ran twice: {Counter(slots).most_common(2)}")
         recorded = {whole_second(row["slot"]): row for row in by_job[job]}
-        first = whole_second(by_job[job][0]["slot"])
-        expected = _seconds(first, settled)
+        expected = _seconds(steady, settled)
         unrecorded = [slot for slot in slots if slot not in recorded]
         if unrecorded:
             problems.append(f"{job}: ran slots the ledger lacks: {unrecorded[:3]}")
         missing = [slot for slot in expected if slot not in recorded
                    or recorded[slot]["fate"] != "ran"]
         if missing:
-            problems.append(f"{job}: slots not run between {first} and {settled}: "
+            problems.append(f"{job}: slots not run between {steady} and {settled}: "
                             f"{[(s, recorded.get(s, {}).get('reason')) for s in missing[:3]]}")
         written = {slot: (run, folder) for slot, run, folder in lines}
         for slot in expected:
@@ -219,10 +227,13 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
                                 f"recorded on {fired['node']}")
             else:
                 ran_on[fired["node"]] += 1
-    assert [] == problems[:20], f"{len(problems)} problems"
+    late = max(row["recorded_at"] - row["slot"] for row in ledger
+               if steady <= whole_second(row["slot"]) <= settled)
+    assert [] == problems[:20], f"{len(problems)} problems; latest firing {late}"
     assert set(names) == set(ran_on), ran_on
-    print(f"{sum(ran_on.values())} slots checked over {loaded:.0f}s of load; "
-          f"per node {dict(sorted(ran_on.items()))}")
+    print(f"{sum(ran_on.values())} slots checked ({steady} to {settled}) over {loaded:.0f}s "
+          f"of load; per node {dict(sorted(ran_on.items()))}; latest firing "
+          f"{late.total_seconds():.2f}s after its slot")
 
 
 def _seconds(first: str, last: str) -> list[str]:
