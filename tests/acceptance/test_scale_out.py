@@ -242,3 +242,83 @@ def _seconds(first: str, last: str) -> list[str]:
     end = datetime.strptime(last, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     return [whole_second(start + timedelta(seconds=n))
             for n in range(int((end - start).total_seconds()) + 1)]
+
+
+def trapped_job(out: Path, go: Path) -> str:
+    """A job whose attempts each write their start (with the folder, hence the node), wait
+    for the file ``go``, and write their end; one ended by SIGTERM writes ``killed N``."""
+    return f"""\
+  long:
+    run: >-
+      trap 'echo "killed $CRONDUIT_ATTEMPT" >> {out}; exit 143' TERM;
+      echo "start $CRONDUIT_ATTEMPT $PWD" >> {out};
+      while [ ! -e {go} ]; do sleep 0.1; done;
+      echo "end $CRONDUIT_ATTEMPT" >> {out}
+    every: 1h
+    retry: {{attempts: 2, backoff: 1s}}
+{TICK}"""
+
+
+def test_a_daemon_frozen_past_its_lease_writes_nothing_stale_and_its_run_ends_first(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """SIGSTOP the daemon whose run is going, past its lease: another node records the run
+    lost and retries it. The frozen daemon's supervisor, not frozen, ended the first attempt
+    (its TERM trap wrote ``killed 1``) before the retry started elsewhere. On SIGCONT the
+    daemon finds its lease lost, takes its node again with a new epoch, and changes
+    nothing it wrote about under the old one: the run keeps the survivor's record, and no
+    run of its node was created while it was fenced."""
+    out, go = tmp_path / "long.txt", tmp_path / "go"
+    victim = cluster.serve(cluster.node("victim", trapped_job(out, go)))
+    cluster.wait_for(lambda: [(r["node"], r["state"], r["pid"] is not None)
+                              for r in cluster.runs("long")] == [("victim", "running", True)],
+                     "the run to go on the victim")
+    survivor = cluster.serve(cluster.node("survivor", trapped_job(out, go)))
+    cluster.wait_serving(survivor)
+    victim.signal(signal.SIGSTOP)
+    frozen = time.monotonic()
+    held = cluster.node_row("victim")
+    assert held is not None
+
+    cluster.wait_for(lambda: [(r["node"], r["attempts"], r["pid"] is not None)
+                              for r in cluster.runs("long")] == [("survivor", 2, True)],
+                     "the retry to go on the survivor", TAKEOVER_BOUND + 2)
+    retried = time.monotonic() - frozen
+    [taken] = cluster.runs("long")
+    lost = cluster.node_row("victim")
+    assert lost is not None
+    assert "survivor" == lost["retired_by"]
+    fenced_from = lost["expires_at"]
+
+    victim.signal(signal.SIGCONT)
+    cluster.wait_for(lambda: "lease taken again" in victim.log(), "the victim to take its "
+                     "node again", 20)
+    again = cluster.node_row("victim")
+    assert again is not None
+    assert (held["epoch"] + 1, None) == (again["epoch"], again["retired_at"])
+    renewed = again["renewed_at"]
+    cluster.wait_for(lambda: (row := cluster.node_row("victim")) is not None
+                     and row["renewed_at"] > renewed, "the victim to renew its new lease")
+    # Two turns of its loop under the new epoch: what it kept from before the freeze (the
+    # first attempt's end, its launches) has been acted on by now.
+    cluster.wait_for(lambda: any(r["node"] == "victim" and r["created_at"] > renewed
+                                 for r in cluster.runs("tick")),
+                     "the victim to run ticks again")
+    assert [taken] == cluster.runs("long"), "the frozen daemon changed the survivor's run"
+    stale = cluster.query("SELECT id, job, created_at FROM runs WHERE node = 'victim' "
+                          "AND created_at >= %s AND created_at < %s",
+                          fenced_from, again["started_at"])
+    assert [] == stale
+    assert f"node victim: lease taken again (epoch {held['epoch'] + 1})" in victim.log()
+
+    go.touch()
+    cluster.wait_for(lambda: [(r["state"], r["outcome"]) for r in cluster.runs("long")]
+                     == [("ended", "success")], "the retry to succeed")
+    [done] = cluster.runs("long")
+    assert ("survivor", 2) == (done["node"], done["attempts"])
+    print(f"retried on the survivor {retried:.1f}s after the SIGSTOP "
+          f"(bound {TAKEOVER_BOUND:g}s)")
+    lines = out.read_text().splitlines()
+    assert f"start 1 {victim.folder}" == lines[0]
+    assert "killed 1" in lines, f"the victim's supervisor did not end attempt 1: {lines}"
+    assert lines.index("killed 1") < lines.index(f"start 2 {survivor.folder}"), lines
+    assert retried <= TAKEOVER_BOUND
