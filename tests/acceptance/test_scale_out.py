@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.acceptance.test_clock_steps import libfaketime
 from tests.helpers.cluster import Cluster, cluster_in
 from tests.helpers.postgres import URL, fresh_schema
 
@@ -145,11 +146,12 @@ the one before end (under the default ``queue`` a slot meeting a run going would
 next run, recorded as ran, with no line of its own)."""
 
 
-def many_jobs(out: Path) -> str:
+def many_jobs(out: Path, count: int = MANY) -> str:
+    """``count`` one-second jobs, ``j000`` on, each recording its runs in ``out``."""
     record = "".join(f"      {line}\n" for line in RECORD.replace("OUT", str(out)).splitlines())
     jobs = [f"  j000:\n    every: 1s\n    overlap: allow\n    run: &record |\n{record}"]
     jobs += [f"  j{n:03d}: {{every: 1s, overlap: allow, run: *record}}\n"
-             for n in range(1, MANY)]
+             for n in range(1, count)]
     return "".join(jobs)
 
 
@@ -175,16 +177,34 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
     cluster.wait_for(lambda: cluster.query(
         "SELECT count(*) FROM slots WHERE slot > (SELECT min(slot) FROM slots) + interval '45s'"
     )[0][0] >= MANY, "45 s of slots", 70)
+    settled = stop_all(cluster)
+    loaded = time.monotonic() - begun
+    ran_on, late = each_slot_once(cluster, out, MANY, steady, settled)
+    assert set(names) == set(ran_on), ran_on
+    print(f"{sum(ran_on.values())} slots checked ({steady} to {settled}) over {loaded:.0f}s "
+          f"of load; per node {dict(sorted(ran_on.items()))}; latest firing "
+          f"{late.total_seconds():.2f}s after its slot")
+
+
+def stop_all(cluster: Cluster) -> str:
+    """SIGTERM every daemon and wait for each to exit 0; the last slot whose run has surely
+    ended and been recorded (slots from seconds before the stop may not have)."""
     stopped_at = cluster.now()
-    for node in nodes:
+    for node in cluster.nodes.values():
         node.signal(signal.SIGTERM)
-    for node in nodes:
+    for node in cluster.nodes.values():
         assert node.process is not None
         assert 0 == node.process.wait(timeout=30), node.log()
-    loaded = time.monotonic() - begun
-    # Slots from seconds before the stop may have fired without their run having ended.
-    settled = whole_second(stopped_at - timedelta(seconds=4))
+    return whole_second(stopped_at - timedelta(seconds=4))
 
+
+def each_slot_once(cluster: Cluster, out: Path, jobs: int, steady: str,
+                   settled: str) -> tuple[Counter[str], timedelta]:
+    """Check the ``jobs`` jobs of :func:`many_jobs` against their output files: no slot ran
+    twice, every line's slot is in the ledger, and every second from ``steady`` to
+    ``settled`` is in the ledger as ran, with one run that succeeded, on the node in
+    whose folder the line was written. How many slots each node ran, and the latest any
+    of them fired after its slot (by the database's clock)."""
     ledger = cluster.rows(
         "SELECT s.job, s.slot, s.fate, s.reason, s.recorded_at, r.id AS run, r.node, "
         "r.outcome "
@@ -198,14 +218,14 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
     assert [] == runs_per_event, "an event started two runs"
     ran_on: Counter[str] = Counter()
     problems: list[str] = []
-    for n in range(MANY):
+    expected = _seconds(steady, settled)
+    for n in range(jobs):
         job = f"j{n:03d}"
         lines = [line.split() for line in (out / f"{job}.txt").read_text().splitlines()]
         slots = [slot for slot, _, _ in lines]
         if len(set(slots)) != len(slots):
             problems.append(f"{job}: a slot ran twice: {Counter(slots).most_common(2)}")
         recorded = {whole_second(row["slot"]): row for row in by_job[job]}
-        expected = _seconds(steady, settled)
         unrecorded = [slot for slot in slots if slot not in recorded]
         if unrecorded:
             problems.append(f"{job}: ran slots the ledger lacks: {unrecorded[:3]}")
@@ -230,10 +250,7 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
     late = max(row["recorded_at"] - row["slot"] for row in ledger
                if steady <= whole_second(row["slot"]) <= settled)
     assert [] == problems[:20], f"{len(problems)} problems; latest firing {late}"
-    assert set(names) == set(ran_on), ran_on
-    print(f"{sum(ran_on.values())} slots checked ({steady} to {settled}) over {loaded:.0f}s "
-          f"of load; per node {dict(sorted(ran_on.items()))}; latest firing "
-          f"{late.total_seconds():.2f}s after its slot")
+    return ran_on, late
 
 
 def _seconds(first: str, last: str) -> list[str]:
@@ -322,3 +339,51 @@ def test_a_daemon_frozen_past_its_lease_writes_nothing_stale_and_its_run_ends_fi
     assert "killed 1" in lines, f"the victim's supervisor did not end attempt 1: {lines}"
     assert lines.index("killed 1") < lines.index(f"start 2 {survivor.folder}"), lines
     assert retried <= TAKEOVER_BOUND
+
+
+SKEWED = 20
+"""One-second jobs in the clock-skew test."""
+
+
+def test_daemons_whose_clocks_are_ten_minutes_off_fire_every_slot_once_on_time(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """Beside a daemon on the real clock, one whose wall clock is 10 minutes ahead and one
+    10 minutes behind (libfaketime; the one ahead has its monotonic clock moved too, as
+    libfaketime does by default): for 20 s of one-second slots, every slot fires once, on
+    time by the database's clock, all three fire some, and none loses its lease. A daemon
+    that compared due times or leases on its own clock would fire 10 minutes early, or
+    never, or see its lease expired."""
+    library = libfaketime()
+    out = tmp_path / "out"
+    out.mkdir()
+    skews = {"exact": {}, "ahead": {"FAKETIME": "+10m"},
+             "behind": {"FAKETIME": "-10m", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}}
+    nodes = []
+    for name, skew in skews.items():
+        env = {"LD_PRELOAD": library, "FAKETIME_NO_CACHE": "1", **skew} if skew else {}
+        nodes.append(cluster.serve(cluster.node(name, many_jobs(out, SKEWED)), env=env))
+    cluster.wait_serving(*nodes)
+    faked = {node.name for node in nodes
+             if library in Path(f"/proc/{node.pid}/maps").read_text()}
+    assert {"ahead", "behind"} == faked, "libfaketime is not loaded where it should be"
+    steady = whole_second(cluster.now() + timedelta(seconds=2))
+    cluster.wait_for(lambda: cluster.query(
+        "SELECT count(*) FROM slots WHERE slot >= %s::timestamptz + interval '20s'", steady
+    )[0][0] >= SKEWED, "20 s of slots", 45)
+    settled = stop_all(cluster)
+    ran_on, late = each_slot_once(cluster, out, SKEWED, steady, settled)
+    assert set(skews) == set(ran_on), ran_on
+    assert timedelta(0) <= late < timedelta(seconds=1), "a slot fired late, or early"
+    early = cluster.query("SELECT count(*) FROM slots WHERE recorded_at < slot")
+    assert [(0,)] == early
+    for node in nodes:
+        stamped = datetime.fromisoformat(node.log().split(" ", 1)[0])
+        assert abs(stamped - cluster.now()) < timedelta(minutes=2), \
+            f"{node.name} logs on its own clock: {stamped}"
+        row = cluster.node_row(node.name)
+        assert row is not None
+        assert (1, None) == (row["epoch"], row["retired_at"]), row
+        assert "lease" not in node.log().replace("lease taken (epoch 1", ""), node.log()
+    print(f"{sum(ran_on.values())} slots on skewed clocks; per node "
+          f"{dict(sorted(ran_on.items()))}; latest firing {late.total_seconds():.2f}s "
+          "after its slot")
