@@ -10,7 +10,9 @@ never skips, when PostgreSQL (or what else it needs) is missing.
 
 from __future__ import annotations
 
+import re
 import signal
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -18,11 +20,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
+import psycopg
 import pytest
 
+from cronduit.core.signing import webhook_token
 from tests.acceptance.test_clock_steps import libfaketime
 from tests.helpers.cluster import Cluster, cluster_in
-from tests.helpers.postgres import URL, fresh_schema
+from tests.helpers.postgres import URL, fresh_schema, require_server
+from tests.helpers.private_postgres import private_server
 
 LEASE = 3.0
 """Seconds of every node's lease in these tests."""
@@ -387,3 +393,139 @@ def test_daemons_whose_clocks_are_ten_minutes_off_fire_every_slot_once_on_time(
     print(f"{sum(ran_on.values())} slots on skewed clocks; per node "
           f"{dict(sorted(ran_on.items()))}; latest firing {late.total_seconds():.2f}s "
           "after its slot")
+
+
+HOOK_SECRET = "hook-secret-scale-out"
+
+
+def outage_jobs(out: Path) -> str:
+    """A webhook job and a one-second timer, each run writing a line that names it."""
+    return f"""\
+  poke:
+    run: 'echo "$CRONDUIT_RUN_ID" >> {out}/pokes.txt'
+    webhook: true
+    overlap: allow
+  tick:
+    run: 'echo "$CRONDUIT_RUN_ID" >> {out}/ticks.txt'
+    every: 1s
+    overlap: allow
+"""
+
+
+class Webhooks:
+    """Webhooks posted to each daemon from a thread of its own, one after another, each
+    answer kept."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.answers: list[tuple[float, str, int, str | None]] = []
+        """(when, daemon, status, delivery id of a 202) for each webhook posted."""
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._post, args=(url,), daemon=True)
+                         for url in urls]
+
+    def __enter__(self) -> Webhooks:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=60)
+
+    def _post(self, url: str) -> None:
+        token = webhook_token(HOOK_SECRET, "poke")
+        with httpx.Client(timeout=30) as client:
+            for n in range(10_000):  # bounded: ends with the test, or at this count
+                if self._stop.is_set():
+                    return
+                answer = client.post(f"{url}/hooks/poke/{token}", content=b"{}",
+                                     headers={"Idempotency-Key": f"{url}-{n}"})
+                delivery = answer.json().get("delivery_id") if answer.status_code == 202 \
+                    else None
+                self.answers.append((time.monotonic(), url, answer.status_code, delivery))
+                time.sleep(0.02)
+
+    def statuses(self, since: float = 0.0) -> Counter[int]:
+        return Counter(status for at, _, status, _ in list(self.answers) if at >= since)
+
+
+def test_a_postgresql_restart_under_load_loses_nothing_and_runs_nothing_twice(
+        tmp_path: Path) -> None:
+    """Two daemons on a server of the test's own, webhooks arriving all along and a timer
+    every second; the server stops (a fast shutdown) and comes back once webhooks are
+    answered 503. Every answer is 202 or 503, never 202 without a commit: each 202's
+    delivery is in the events table and ran once; the daemons reconnect by themselves and
+    carry on (ticks and 202s after the restart on both); each logs a line as the outage
+    begins and one as it ends, not one per failed attempt."""
+    require_server()  # the shared server's client libraries and the machine's PostgreSQL
+    out = tmp_path / "out"
+    out.mkdir()
+    with private_server() as server:
+        with psycopg.connect(server.url, autocommit=True) as db:
+            db.execute("CREATE SCHEMA mn_restart")
+        with cluster_in(tmp_path, url_in("mn_restart", server.url), "30s") as cluster:
+            settings = "  webhook_secret: HOOK_KEY\n"
+            nodes = [cluster.serve(cluster.node(name, outage_jobs(out), settings=settings),
+                                   env={"HOOK_KEY": HOOK_SECRET}) for name in ("w1", "w2")]
+            cluster.wait_serving(*nodes)
+            with Webhooks([node.url() for node in nodes]) as hooks:
+                cluster.wait_for(lambda: hooks.statuses()[202] >= 20, "webhooks accepted")
+                server.stop()
+                down = time.monotonic()
+                cluster.wait_for(lambda: all(sum(status == 503 and url == node.url()
+                                                 for _, url, status, _ in hooks.answers) >= 1
+                                             for node in nodes),
+                                 "both daemons to answer 503", 60)
+                time.sleep(max(0.0, 3.0 - (time.monotonic() - down)))  # down 3 s at least
+                outage = time.monotonic() - down
+                server.start()
+                up = time.monotonic()
+                cluster.wait_for(lambda: all(any(at > up and status == 202 and url == node.url()
+                                                 for at, url, status, _ in hooks.answers)
+                                             for node in nodes),
+                                 "both daemons to accept webhooks again", 40)
+                recovered = time.monotonic() - up
+            restarted_at = cluster.now()
+            cluster.wait_for(lambda: cluster.query(
+                "SELECT count(DISTINCT node) FROM runs WHERE job = 'tick' AND created_at > %s "
+                "AND state = 'ended'", restarted_at) == [(2,)],
+                "both daemons to run ticks after the restart", 30)
+            accepted = [delivery for _, _, status, delivery in hooks.answers if status == 202]
+            cluster.wait_for(lambda: len(lines(out / "pokes.txt")) >= len(accepted),
+                             "every accepted webhook to run", 60)
+            stop_all(cluster)
+
+            assert {202, 503} >= set(hooks.statuses()), hooks.statuses()
+            stored = {row[0] for row in cluster.query(
+                "SELECT delivery_id FROM events WHERE job = 'poke'")}
+            assert [] == [d for d in accepted if d not in stored], "a 202 without a commit"
+            assert len(set(accepted)) == len(accepted)
+            pokes = lines(out / "pokes.txt")
+            ticks = lines(out / "ticks.txt")
+            assert len(set(pokes)) == len(pokes), "a webhook's run ran twice"
+            assert len(set(ticks)) == len(ticks), "a tick ran twice"
+            assert len(pokes) == len(accepted), (len(pokes), len(accepted))
+            doubled = cluster.query("SELECT trigger_seq FROM runs GROUP BY trigger_seq "
+                                    "HAVING count(*) > 1")
+            assert [] == doubled
+            for node in nodes:
+                log = node.log()
+                foreign = [line for line in log.splitlines() if not STAMPED.match(line)]
+                assert [] == foreign[:5], f"{node.name} logged lines not its own"
+                outage_lines = [line for line in log.splitlines() if "unavailable" in line]
+                back = [line for line in log.splitlines() if "again after" in line]
+                # The engine and the HTTP acceptor each say so once as the outage begins
+                # (once more if its reason changes) and once as it ends.
+                assert 2 <= len(outage_lines) <= 4, "\n".join(outage_lines)
+                assert 2 == len(back), "\n".join(back)
+    print(f"{hooks.statuses()} answers; 503s for {outage:.1f}s of outage; both accepting "
+          f"again {recovered:.1f}s after the server started")
+
+
+STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
+"""How every line the daemon itself logs begins."""
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
