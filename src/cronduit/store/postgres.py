@@ -28,6 +28,7 @@ quotes what it cannot parse of a URL, a password with a bad percent-encoding inc
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +49,11 @@ from cronduit.store.sql.migrate import migrations
 count_database_errors(psycopg.OperationalError, psycopg.IntegrityError)
 count_database_errors(psycopg.InterfaceError, psycopg.IntegrityError)
 add_driver_errors(psycopg.Error)
+# psycopg_pool warns of each connection attempt that fails, and with no handler of the
+# program's own, logging writes each warning to stderr: a line per attempt in the daemon's
+# log during an outage, beside the one line per state change the daemon writes itself
+# (cronduit.core.outage). What failed reaches the daemon as the error raised.
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 PACKAGE = "cronduit.store.pg"
 """Where the PostgreSQL schema, queries and numbered migrations live."""
