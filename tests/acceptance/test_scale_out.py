@@ -399,14 +399,18 @@ HOOK_SECRET = "hook-secret-scale-out"
 
 
 def outage_jobs(out: Path) -> str:
-    """A webhook job and a one-second timer, each run writing a line that names it."""
+    """A webhook job and a one-second timer, each run writing a line that names it (a
+    tick's line also has its slot and when it started, by the machine's clock)."""
     return f"""\
   poke:
     run: 'echo "$CRONDUIT_RUN_ID" >> {out}/pokes.txt'
     webhook: true
     overlap: allow
   tick:
-    run: 'echo "$CRONDUIT_RUN_ID" >> {out}/ticks.txt'
+    run: |
+      read -r t < "$CRONDUIT_TRIGGER_FILE"
+      s=${{t#*'"slot": "'}}
+      echo "$CRONDUIT_RUN_ID ${{s%%'"'*}} $(date -u +%s.%N)" >> {out}/ticks.txt
     every: 1s
     overlap: allow
 """
@@ -504,7 +508,10 @@ def test_a_postgresql_restart_under_load_loses_nothing_and_runs_nothing_twice(
             pokes = lines(out / "pokes.txt")
             ticks = lines(out / "ticks.txt")
             assert len(set(pokes)) == len(pokes), "a webhook's run ran twice"
-            assert len(set(ticks)) == len(ticks), "a tick ran twice"
+            assert len({tick.split()[0] for tick in ticks}) == len(ticks), "a tick ran twice"
+            early = [tick for tick in ticks if float(tick.split()[2]) < datetime.strptime(
+                tick.split()[1], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()]
+            assert [] == early, "ticks started before their slot"
             assert len(pokes) == len(accepted), (len(pokes), len(accepted))
             doubled = cluster.query("SELECT trigger_seq FROM runs GROUP BY trigger_seq "
                                     "HAVING count(*) > 1")
