@@ -45,3 +45,25 @@ def test_a_failed_sync_keeps_the_last_reading() -> None:
     with pytest.raises(OSError, match="went away"):
         clock.sync()
     assert base + timedelta(seconds=3) == clock.now()
+
+
+def test_a_sync_that_waited_long_for_its_answer_never_puts_the_clock_ahead() -> None:
+    """The reading of a slow round trip (a connection waited for, after an outage) was taken
+    near its end: counted from the midpoint, the clock would run ahead by half the wait and
+    fire slots early. The sync reads again; two slow answers are counted from the end."""
+    mono = [100.0]
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    waits = [4.0, 0.002, 4.0, 3.0]
+
+    def source() -> datetime:
+        mono[0] += waits.pop(0)  # the answer is read at the end of the wait
+        return base + timedelta(seconds=mono[0] - 100.0)
+
+    def truth() -> datetime:
+        return base + timedelta(seconds=mono[0] - 100.0)
+
+    clock = SourceClock(source, lambda: mono[0])
+    clock.sync()  # slow, then fast
+    assert abs(clock.now() - truth()) <= timedelta(milliseconds=1)
+    clock.sync()  # slow twice
+    assert clock.now() <= truth()

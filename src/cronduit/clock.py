@@ -14,6 +14,10 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+MAX_ROUND_TRIP = 0.25
+"""Seconds a reading of a source clock may take to be counted from its midpoint."""
+
+
 class SourceClock:
     """Another machine's clock, read through this one's monotonic clock
     (:class:`cronduit.ports.Clock`): with a PostgreSQL state, the database's, so every
@@ -23,6 +27,12 @@ class SourceClock:
     through it; :meth:`now` is that reading plus the monotonic time since. The daemon syncs
     at every turn of its loop, so between syncs the error is the monotonic clock's drift
     over a second or so, and a wall clock stepped on this host changes nothing.
+
+    A round trip longer than :data:`MAX_ROUND_TRIP` (a connection waited for after an
+    outage, a server slow to answer) says little of when the reading was taken, most likely
+    near its end: its midpoint would put the clock ahead by half the wait, and slots would
+    fire early. The source is then read again, and a second slow reading is counted from the
+    end of its round trip, so the clock may lag by it but is never ahead.
     """
 
     def __init__(self, source: Callable[[], datetime],
@@ -33,10 +43,14 @@ class SourceClock:
 
     def sync(self) -> None:
         """Read the source again; raises what reading it raised (the base stays)."""
-        before = self._monotonic()
-        read = self._source()
-        after = self._monotonic()
-        self._base = (read.astimezone(UTC), (before + after) / 2)
+        for _ in range(2):
+            before = self._monotonic()
+            read = self._source()
+            after = self._monotonic()
+            if after - before <= MAX_ROUND_TRIP:
+                self._base = (read.astimezone(UTC), (before + after) / 2)
+                return
+        self._base = (read.astimezone(UTC), after)
 
     def now(self) -> datetime:
         if self._base is None:
