@@ -27,6 +27,7 @@ import pytest
 from cronduit.core.signing import webhook_token
 from tests.acceptance.test_clock_steps import libfaketime
 from tests.helpers.cluster import Cluster, cluster_in
+from tests.helpers.netns import hosts
 from tests.helpers.postgres import URL, fresh_schema, require_server
 from tests.helpers.private_postgres import private_server
 
@@ -539,3 +540,71 @@ STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")
 
 def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_daemon_cut_off_from_the_database_has_its_run_ended_and_taken_over(
+        tmp_path: Path) -> None:
+    """Two daemons on hosts of their own (network namespaces) and the database on a third;
+    the link of the daemon whose run is going is cut, so its packets are lost. Its
+    supervisor ends the run before its lease runs out (``killed 1``, before the retry's
+    start), the other daemon records it lost and retries it within lease + 10 s; when the
+    link comes back, the cut-off daemon takes its node again with a new epoch and changes
+    nothing it wrote about under the old one."""
+    out, go = tmp_path / "long.txt", tmp_path / "go"
+    with hosts(2) as network:
+        listen = ",".join(network.database_address(i) for i in range(2))
+        with private_server(listen, network.wrap(network.database)) as server:
+            with psycopg.connect(server.socket_conninfo, autocommit=True) as db:
+                db.execute("CREATE SCHEMA mn_partition")
+            queries = f"{server.socket_conninfo} options=-csearch_path=mn_partition"
+            with cluster_in(tmp_path, queries, f"{LEASE:g}s") as cluster:
+                nodes = []
+                for index, name in enumerate(("left", "right")):
+                    url = url_in("mn_partition", server.url_at(network.database_address(index)))
+                    nodes.append(cluster.node(name, trapped_job(out, go), url=url))
+                left = cluster.serve(nodes[0], wrap=network.wrap(network.daemons[0]))
+                cluster.wait_for(lambda: [(r["node"], r["state"], r["pid"] is not None)
+                                          for r in cluster.runs("long")]
+                                 == [("left", "running", True)], "the run to go on the left")
+                right = cluster.serve(nodes[1], wrap=network.wrap(network.daemons[1]))
+                cluster.wait_serving(right)
+                held = cluster.node_row("left")
+                assert held is not None
+
+                network.cut(0)
+                cut = time.monotonic()
+                cluster.wait_for(lambda: [(r["node"], r["attempts"], r["pid"] is not None)
+                                          for r in cluster.runs("long")]
+                                 == [("right", 2, True)], "the retry to go on the right",
+                                 TAKEOVER_BOUND + 2)
+                retried = time.monotonic() - cut
+                [taken] = cluster.runs("long")
+                lost = cluster.node_row("left")
+                assert lost is not None
+                assert "right" == lost["retired_by"]
+
+                network.mend(0)
+                cluster.wait_for(lambda: "lease taken again" in left.log(),
+                                 "the left to take its node again", 60)
+                again = cluster.node_row("left")
+                assert again is not None
+                assert (held["epoch"] + 1, None) == (again["epoch"], again["retired_at"])
+                cluster.wait_for(lambda: any(r["node"] == "left"
+                                             and r["created_at"] > again["started_at"]
+                                             for r in cluster.runs("tick")),
+                                 "the left to run ticks again", 30)
+                assert [taken] == cluster.runs("long"), "the cut-off daemon changed the run"
+                stale = cluster.query("SELECT id FROM runs WHERE node = 'left' AND "
+                                      "created_at >= %s AND created_at < %s",
+                                      lost["expires_at"], again["started_at"])
+                assert [] == stale
+                go.touch()
+                cluster.wait_for(lambda: [(r["state"], r["outcome"])
+                                          for r in cluster.runs("long")]
+                                 == [("ended", "success")], "the retry to succeed")
+                lines = out.read_text().splitlines()
+    print(f"retried on the right {retried:.1f}s after the cut (bound {TAKEOVER_BOUND:g}s)")
+    assert f"start 1 {left.folder}" == lines[0]
+    assert "killed 1" in lines, f"the left's supervisor did not end attempt 1: {lines}"
+    assert lines.index("killed 1") < lines.index(f"start 2 {right.folder}"), lines
+    assert retried <= TAKEOVER_BOUND

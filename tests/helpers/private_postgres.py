@@ -53,16 +53,26 @@ def _free_port() -> int:
 
 @dataclass
 class PrivateServer:
-    """A running server of the test's own: its folder, port and programs."""
+    """A running server of the test's own: its folder, port and programs, the addresses it
+    listens on, and the command prefix it runs under."""
 
     folder: Path
     port: int
     programs: Path
     as_user: tuple[str, ...]
+    listen: str = "127.0.0.1"
 
     @property
     def url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def url_at(self, address: str) -> str:
+        return f"postgresql://postgres@{address}:{self.port}/postgres"
+
+    @property
+    def socket_conninfo(self) -> str:
+        """Through its socket in its folder: reachable from any network namespace."""
+        return f"host={self.folder} port={self.port} user=postgres dbname=postgres"
 
     def _pg_ctl(self, *args: str) -> None:
         done = subprocess.run(
@@ -73,7 +83,7 @@ class PrivateServer:
                                      f"{self.server_log()}"
 
     def start(self) -> None:
-        options = (f"-p {self.port} -c listen_addresses=127.0.0.1 "
+        options = (f"-p {self.port} -c listen_addresses={self.listen} "
                    f"-c unix_socket_directories={self.folder} -c fsync=off")
         self._pg_ctl("-o", options, "start")
 
@@ -87,15 +97,17 @@ class PrivateServer:
 
 
 @contextlib.contextmanager
-def private_server() -> Iterator[PrivateServer]:
-    """A new server, started; stopped and deleted however the block ends."""
+def private_server(listen: str = "127.0.0.1", wrap: tuple[str, ...] = ()
+                   ) -> Iterator[PrivateServer]:
+    """A new server, started; stopped and deleted however the block ends. ``listen``: the
+    addresses it listens on; ``wrap``: a prefix for its commands (``ip netns exec NAME``)."""
     programs = _server_programs()
-    as_user: tuple[str, ...] = ()
+    as_user: tuple[str, ...] = wrap
     folder = Path(tempfile.mkdtemp(prefix="cronduit-test-pg-"))
     if os.geteuid() == 0:  # the server will not run as root
         if shutil.which("runuser") is None:
             _missing("runuser is missing: the test server cannot run as postgres")
-        as_user = ("runuser", "-u", "postgres", "--")
+        as_user = (*wrap, "runuser", "-u", "postgres", "--")
         shutil.chown(folder, "postgres", "postgres")
     try:
         made = subprocess.run(
@@ -103,7 +115,9 @@ def private_server() -> Iterator[PrivateServer]:
              "-U", "postgres", "-E", "UTF8", "--no-sync"],
             capture_output=True, text=True, check=False)
         assert made.returncode == 0, made.stdout + made.stderr
-        server = PrivateServer(folder, _free_port(), programs, as_user)
+        with (folder / "data" / "pg_hba.conf").open("a") as hba:  # the test's own hosts
+            hba.write("host all all samenet trust\n")
+        server = PrivateServer(folder, _free_port(), programs, as_user, listen)
         server.start()
         try:
             yield server
