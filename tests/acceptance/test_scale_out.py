@@ -608,3 +608,43 @@ def test_a_daemon_cut_off_from_the_database_has_its_run_ended_and_taken_over(
     assert "killed 1" in lines, f"the left's supervisor did not end attempt 1: {lines}"
     assert lines.index("killed 1") < lines.index(f"start 2 {right.folder}"), lines
     assert retried <= TAKEOVER_BOUND
+
+
+def test_a_daemon_frozen_inside_a_transaction_is_still_taken_over(cluster: Cluster,
+                                                                   tmp_path: Path) -> None:
+    """SIGSTOP the daemon at a moment one of its transactions is open (its session idle
+    in transaction, as the database sees it): the locks it holds (its node's row, the
+    timers it claimed) must not keep the other daemon from sweeping the node, nor from
+    firing those timers, beyond the bound: within lease + 10 s the node is retired and
+    every job has fired on the survivor."""
+    out = tmp_path / "out"
+    out.mkdir()
+    jobs = many_jobs(out, SKEWED)
+    victim = cluster.serve(cluster.node("victim", jobs), env={"PGAPPNAME": "victim"})
+    survivor = cluster.serve(cluster.node("survivor", jobs), env={"PGAPPNAME": "survivor"})
+    cluster.wait_serving(victim, survivor)
+
+    def open_transactions() -> int:
+        [(count,)] = cluster.query(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'victim' "
+            "AND state = 'idle in transaction'")
+        return int(count)
+
+    deadline = time.monotonic() + 30
+    while True:
+        victim.signal(signal.SIGSTOP)
+        if open_transactions():
+            break
+        victim.signal(signal.SIGCONT)
+        assert time.monotonic() < deadline, "never caught the daemon inside a transaction"
+        time.sleep(0.003)
+    frozen, frozen_at = time.monotonic(), cluster.now()
+    cluster.wait_for(lambda: (row := cluster.node_row("victim")) is not None
+                     and row["retired_by"] == "survivor", "the survivor to sweep the victim",
+                     TAKEOVER_BOUND)
+    cluster.wait_for(lambda: cluster.query(
+        "SELECT count(DISTINCT job) FROM runs WHERE node = 'survivor' AND created_at > %s",
+        frozen_at) == [(SKEWED,)], "every job to fire on the survivor",
+        TAKEOVER_BOUND - (time.monotonic() - frozen))
+    print(f"swept and every job fired {time.monotonic() - frozen:.1f}s after freezing the "
+          "daemon inside a transaction")
