@@ -62,6 +62,14 @@ POOL_SIZE = 8
 """Connections at most: the engine's, the acceptor's, the CLI's and the API's reads."""
 CONNECT_TIMEOUT = 10.0
 """Seconds a transaction waits for a connection before the pool gives up."""
+IDLE_IN_TRANSACTION = "5s"
+"""How long the server lets a pooled session sit inside a transaction with no statement
+from it before it ends the session. A daemon frozen (SIGSTOP, a stalled machine) or cut
+off while a transaction is open would otherwise hold its locks for as long as the server
+keeps the session: its node's row, read by the fence, keeps the sweep of its lost node
+from ever claiming it, and the timers it claimed from firing elsewhere. Far above the
+pauses between a live transaction's statements; with it, a lost node is swept within
+lease + 10 s whatever it held. A transaction so ended fails, and is retried as a fault."""
 
 
 LATEST = migrations(PACKAGE)[-1][0]
@@ -69,9 +77,11 @@ WAKE = f"NOTIFY {CHANNEL}"
 
 
 def _configure(connection: psycopg.Connection[Any]) -> None:
-    """Every pooled connection reads instants in UTC."""
+    """Every pooled connection reads instants in UTC, and is ended by the server if it
+    stalls inside a transaction (:data:`IDLE_IN_TRANSACTION`)."""
     connection.autocommit = True
     connection.execute("SET TIME ZONE 'UTC'")
+    connection.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION}'")
     connection.autocommit = False
 
 
