@@ -278,3 +278,13 @@ def test_a_trigger_accepted_outside_an_engine_wakes_the_listening_daemons(
         assert woken.wait(10)
     finally:
         listening.close()
+
+
+def test_a_job_claimed_in_one_schema_is_not_held_in_another(pg: PostgresStore) -> None:
+    """Advisory locks belong to the database, not to a schema: two states in one database
+    (two clusters, each in its schema) with a job of the same name must not hold each
+    other's claims."""
+    with postgres_store() as elsewhere, pg.transaction() as tx:
+        assert tx.claim_job("a")
+        with elsewhere.transaction() as other:
+            assert other.claim_job("a")

@@ -289,8 +289,9 @@ SELECT * FROM audit ORDER BY seq DESC LIMIT %(limit)s;
 -- name: claim_jobs
 -- A job's work is decided by one node at a time: a lock for this transaction, skipped (false)
 -- while another node's transaction holds it. The two-key form keeps cronduit's locks apart
--- from any other advisory locks of the database.
-SELECT job, pg_try_advisory_xact_lock(%(space)s, hashtext(job))
+-- from any other advisory locks of the database; the schema's name in the hash keeps the
+-- claims of two states in one database (each in its schema) apart.
+SELECT job, pg_try_advisory_xact_lock(%(space)s, hashtext(current_schema() || '/' || job))
 FROM unnest(%(jobs)s::text[]) AS job;
 
 -- name: lost_nodes
