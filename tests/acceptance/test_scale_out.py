@@ -205,13 +205,23 @@ def stop_all(cluster: Cluster) -> str:
     return whole_second(stopped_at - timedelta(seconds=4))
 
 
+LATE_SHARE = 0.02
+"""The share of slots whose firing may come so late (a second or more, on a machine busy
+with more than the test) that the next second was no slot."""
+
+
 def each_slot_once(cluster: Cluster, out: Path, jobs: int, steady: str,
                    settled: str) -> tuple[Counter[str], timedelta]:
     """Check the ``jobs`` jobs of :func:`many_jobs` against their output files: no slot ran
     twice, every line's slot is in the ledger, and every second from ``steady`` to
     ``settled`` is in the ledger as ran, with one run that succeeded, on the node in
     whose folder the line was written. How many slots each node ran, and the latest any
-    of them fired after its slot (by the database's clock)."""
+    of them fired after its slot (by the database's clock).
+
+    A second is no slot only where the time rules say so: an interval job's next slot is
+    ``every`` after its slot, or after the firing if that came later, so a second that
+    had passed when the slot before it fired was never a slot. Those are counted, and
+    allowed on at most :data:`LATE_SHARE` of the slots."""
     ledger = cluster.rows(
         "SELECT s.job, s.slot, s.fate, s.reason, s.recorded_at, r.id AS run, r.node, "
         "r.outcome "
@@ -226,6 +236,7 @@ def each_slot_once(cluster: Cluster, out: Path, jobs: int, steady: str,
     ran_on: Counter[str] = Counter()
     problems: list[str] = []
     expected = _seconds(steady, settled)
+    late_gaps = 0
     for n in range(jobs):
         job = f"j{n:03d}"
         lines = [line.split() for line in (out / f"{job}.txt").read_text().splitlines()]
@@ -236,8 +247,13 @@ def each_slot_once(cluster: Cluster, out: Path, jobs: int, steady: str,
         unrecorded = [slot for slot in slots if slot not in recorded]
         if unrecorded:
             problems.append(f"{job}: ran slots the ledger lacks: {unrecorded[:3]}")
-        missing = [slot for slot in expected if slot not in recorded
-                   or recorded[slot]["fate"] != "ran"]
+        fired_at = sorted((whole_second(row["slot"]), row["recorded_at"])
+                          for row in by_job[job])
+        skipped = [slot for slot in expected if slot not in recorded
+                   and _passed_when_the_slot_before_fired(slot, fired_at)]
+        late_gaps += len(skipped)
+        missing = [slot for slot in expected if slot not in skipped and (
+            slot not in recorded or recorded[slot]["fate"] != "ran")]
         if missing:
             problems.append(f"{job}: slots not run between {steady} and {settled}: "
                             f"{[(s, recorded.get(s, {}).get('reason')) for s in missing[:3]]}")
@@ -257,7 +273,17 @@ def each_slot_once(cluster: Cluster, out: Path, jobs: int, steady: str,
     late = max(row["recorded_at"] - row["slot"] for row in ledger
                if steady <= whole_second(row["slot"]) <= settled)
     assert [] == problems[:20], f"{len(problems)} problems; latest firing {late}"
+    assert late_gaps <= LATE_SHARE * jobs * len(expected), \
+        f"{late_gaps} seconds were no slot, their slot before having fired late"
+    if late_gaps:
+        print(f"{late_gaps} seconds were no slot: the slot before fired a second late")
     return ran_on, late
+
+
+def _passed_when_the_slot_before_fired(second: str, fired_at: list[tuple[str, datetime]]
+                                       ) -> bool:
+    before = [at for slot, at in fired_at if slot < second]
+    return bool(before) and whole_second(before[-1]) >= second
 
 
 def _seconds(first: str, last: str) -> list[str]:
