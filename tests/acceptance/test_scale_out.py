@@ -84,10 +84,12 @@ def test_a_second_daemon_with_a_node_name_already_held_is_refused(cluster: Clust
 
 def slow_job(out: Path) -> str:
     """A job whose first attempt runs for a minute and whose retry succeeds at once; each
-    attempt writes its start (with the folder, hence the node, it ran in) and its end."""
+    attempt writes its start (with the folder, hence the node, it ran in) and its end, or
+    ``killed N`` when ended by SIGTERM."""
     return f"""\
   slow:
     run: >-
+      trap 'echo "killed $CRONDUIT_ATTEMPT" >> {out}; exit 143' TERM;
       echo "start $CRONDUIT_ATTEMPT $PWD" >> {out};
       if [ "$CRONDUIT_ATTEMPT" = 1 ]; then sleep 60; fi;
       echo "end $CRONDUIT_ATTEMPT" >> {out}
@@ -98,9 +100,11 @@ def slow_job(out: Path) -> str:
 
 def test_a_killed_daemons_run_is_recorded_lost_and_retried_on_another_node(
         cluster: Cluster, tmp_path: Path) -> None:
-    """SIGKILL the daemon whose run is going: within lease + 10 s another node records the
-    attempt failed with reason ``node lost (node victim)``, in backoff; the retry runs on
-    that other node (attempt 2) and succeeds; the lost node is retired."""
+    """SIGKILL the daemon whose run is going: its supervisor, which outlives it, ends the
+    attempt as the lease runs out; within lease + 10 s another node records the attempt
+    failed with reason ``node lost (node victim)``, in backoff; the retry runs on that
+    other node (attempt 2), after the first attempt ended, and succeeds; the lost node is
+    retired."""
     out = tmp_path / "slow.txt"
     victim = cluster.serve(cluster.node("victim", slow_job(out)))
     cluster.wait_for(lambda: [(r["node"], r["state"], r["pid"] is not None)
@@ -129,8 +133,8 @@ def test_a_killed_daemons_run_is_recorded_lost_and_retried_on_another_node(
                      == [("ended", "success")], "the retry to succeed")
     [done] = cluster.runs("slow")
     assert ("survivor", 2) == (done["node"], done["attempts"]), done
-    assert [f"start 1 {victim.folder}", f"start 2 {survivor.folder}", "end 2"] == \
-        out.read_text().splitlines()
+    assert [f"start 1 {victim.folder}", "killed 1", f"start 2 {survivor.folder}", "end 2"] \
+        == out.read_text().splitlines()
     retired = cluster.node_row("victim")
     assert retired is not None
     assert (True, "survivor") == (retired["retired_at"] is not None, retired["retired_by"])
