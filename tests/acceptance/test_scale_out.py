@@ -28,7 +28,7 @@ from cronduit.core.signing import webhook_token
 from tests.acceptance.test_clock_steps import libfaketime
 from tests.helpers.cluster import Cluster, cluster_in
 from tests.helpers.netns import hosts
-from tests.helpers.postgres import URL, fresh_schema, require_server
+from tests.helpers.postgres import URL, fresh_schema
 from tests.helpers.private_postgres import private_server
 
 LEASE = 3.0
@@ -496,7 +496,6 @@ def test_a_postgresql_restart_under_load_loses_nothing_and_runs_nothing_twice(
     delivery is in the events table and ran once; the daemons reconnect by themselves and
     carry on (ticks and 202s after the restart on both); each logs a line as the outage
     begins and one as it ends, not one per failed attempt."""
-    require_server()  # the shared server's client libraries and the machine's PostgreSQL
     out = tmp_path / "out"
     out.mkdir()
     with private_server() as server:
