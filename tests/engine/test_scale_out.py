@@ -207,3 +207,28 @@ def test_a_restarted_node_adopts_its_own_runs_only(cluster: Cluster) -> None:
     engine.start(cluster.clock.now())  # adopts: the fake runner marks what it recovered live
     assert [cluster.runs("a")[0].id] == restarted.running()
     assert [cluster.runs("b")[0].id] == two.runner.running()
+
+
+def test_work_a_lost_node_left_waiting_starts_on_an_eligible_node_at_its_next_sweep(
+        cluster: Cluster) -> None:
+    """The sweeper may not run the job (``nodes:``): the trigger that waited behind the lost
+    run waits on, and the next node the job may run on starts it at its next sweep."""
+    text = "jobs:\n  backup: {run: x, overlap: queue, nodes: [db-*]}\n"
+    cluster.join("db-1", text)
+    web = cluster.join("web-1", text)
+    spare = cluster.join("db-2", text)
+    cluster.accept("webhook/1", "backup")
+    cluster.tick("db-1")
+    cluster.accept("webhook/2", "backup")
+    cluster.tick("db-1")  # waits behind the run going
+    cluster.expire("db-1")
+    web.engine.sweep_due = True
+    cluster.tick("web-1")
+    assert [(Outcome.FAILURE, "db-1")] == [(r.outcome, r.node) for r in cluster.runs("backup")]
+    cluster.tick("db-2")  # an ordinary tick reads new triggers only
+    assert [] == spare.runner.launched
+    spare.engine.sweep_due = True
+    cluster.tick("db-2")
+    assert [(Outcome.FAILURE, "db-1"), (None, "db-2")] == [
+        (r.outcome, r.node) for r in cluster.runs("backup")]
+    assert 1 == len(spare.runner.launched)

@@ -95,6 +95,8 @@ class Daemon:
         self.lease = lease
         """This daemon's node lease where other daemons share the store; None: alone."""
         self._lease_lost = False
+        self._said_lost = False
+        """Whether the loss of the lease under way was logged (once per loss)."""
         self._lease_outage: outage.Outage | None = None
         self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log,
                              checkpoint=checkpoint or (lambda _: None), node=node,
@@ -335,15 +337,19 @@ class Daemon:
         assert lease is not None
         if not self._lease_lost and lease.renew():
             return
-        if not self._lease_lost:
-            self._lease_lost = True
+        self._lease_lost = True
+        if not self._said_lost:
+            self._said_lost = True
+            self._log(f"warning: node {lease.name}: its lease (epoch {lease.epoch}) was lost: "
+                      "it lapsed, by the database's clock, or another daemon swept the node; "
+                      "no runs start here until the node is taken again")
         self.engine.forget_launches()
         try:
             lease.take()
         except NodeTaken as error:
             self._log(f"warning: {error}; no runs start here until it is free")
             return
-        self._lease_lost = False
+        self._lease_lost = self._said_lost = False
         self._log(f"node {lease.name}: lease taken again (epoch {lease.epoch}); runs going "
                   "here past the old lease were ended by the supervisor")
         self.engine.start(self.clock.now())

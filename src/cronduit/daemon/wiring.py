@@ -89,7 +89,7 @@ def _daemon(config_path: Path, config: Config, text: str, paths: StatePaths,
                     checkpoint=_crash_point(os.environ.get(CRASH_VARIABLE)),
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
                     open_store=lambda: open_store(config, config_path, daemon=True,
-                                                  password=password),
+                                                  password=password, answering=True),
                     config_text=text, node=node, lease=lease)
     return daemon, runner
 

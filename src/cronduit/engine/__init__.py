@@ -49,7 +49,7 @@ from cronduit.engine.routing import chain, route
 from cronduit.engine.tails import with_tail, with_tails
 from cronduit.engine.takeover import sweep_lost_nodes
 from cronduit.engine.work import start_waiting
-from cronduit.ports import Runner, Store
+from cronduit.ports import Runner, Store, Transaction
 
 __all__ = ["BATCH", "CONTENDED_RETRY", "LAUNCH_CHUNK", "Engine"]
 
@@ -139,6 +139,7 @@ class Engine:
                     stop_cancelled(stage, tx, outbox)
                     if self.sweep_due:
                         sweep_lost_nodes(stage, tx, now, outbox)
+                        self._look_at_waiting(tx, now, outbox)
         self.sweep_due = False
         stage.owed.difference_update(looked)  # once committed: after a rollback, again
         stage.owed.intersection_update(stage.config.jobs)
@@ -176,6 +177,16 @@ class Engine:
                     if name in stage.config.jobs:
                         start_waiting(stage, tx, name, now, outbox)
         self.launcher.carry_out(outbox, now)
+
+    def _look_at_waiting(self, tx: Transaction, now: datetime, outbox: Outbox) -> None:
+        """With the sweep, a look at every job whose work waits: what another node left
+        waiting when it could not start it (a lost run ended on a node the job's ``nodes:``
+        leave out, a job's work held by another node as its run ended there) starts here if
+        it may. Each job's overlap policy decides, as after any run's end."""
+        stage = self.stage
+        for name in tx.jobs_with_waiting():
+            if name in stage.config.jobs:
+                start_waiting(stage, tx, name, now, outbox)
 
     def forget_launches(self) -> None:
         """The node's lease was lost: launches committed under it must not begin now (its

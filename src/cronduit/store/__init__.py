@@ -22,16 +22,23 @@ __all__ = ["copy", "driver_errors", "membership_of", "open_store", "redacted", "
 
 
 def open_store(config: Config, config_path: Path, *, daemon: bool = False,
-               password: str | None = None) -> Store:
+               password: str | None = None, answering: bool = False) -> Store:
     """The store named by ``settings.state``; ``daemon``: for the serving process, which
     checkpoints SQLite's WAL on a thread of its own. ``password``: PostgreSQL's, given apart
-    from the URL (the value of the secret ``settings.state_password`` names)."""
+    from the URL (the value of the secret ``settings.state_password`` names).
+    ``answering``: for the HTTP acceptor, whose requests wait for a database connection
+    only briefly, so a sender gets its 503 quickly while the database is away."""
     if config.settings.uses_postgres:
         # Imported here: psycopg costs a tenth of a second to load, which a CLI on an SQLite
         # state should not pay.
-        from cronduit.store.postgres import PostgresStore  # noqa: PLC0415
+        from cronduit.store.postgres import (  # noqa: PLC0415
+            ANSWER_WAIT,
+            CONNECT_TIMEOUT,
+            PostgresStore,
+        )
 
-        return PostgresStore(config.settings.state, password=password)
+        return PostgresStore(config.settings.state, password=password,
+                             wait=ANSWER_WAIT if answering else CONNECT_TIMEOUT)
     return SqliteStore(StatePaths.of(config, config_path).database,
                        background_checkpoints=daemon)
 

@@ -62,6 +62,9 @@ POOL_SIZE = 8
 """Connections at most: the engine's, the acceptor's, the CLI's and the API's reads."""
 CONNECT_TIMEOUT = 10.0
 """Seconds a transaction waits for a connection before the pool gives up."""
+ANSWER_WAIT = 2.0
+"""Seconds the HTTP acceptor's transactions wait for a connection: a webhook that comes
+while the database is away gets its 503 in this, well within a sender's own timeout."""
 IDLE_IN_TRANSACTION = "5s"
 """How long the server lets a pooled session sit inside a transaction with no statement
 from it before it ends the session. A daemon frozen (SIGSTOP, a stalled machine) or cut
@@ -116,7 +119,7 @@ class PostgresStore:
     its ``search_path``. ``password``: libpq's password, given apart from ``conninfo``."""
 
     def __init__(self, conninfo: str, *, password: str | None = None, migrate: bool = True,
-                 pool_size: int = POOL_SIZE) -> None:
+                 pool_size: int = POOL_SIZE, wait: float = CONNECT_TIMEOUT) -> None:
         self._conninfo = conninfo
         self._password = password
         self._inside = threading.local()
@@ -129,7 +132,7 @@ class PostgresStore:
         if migrate:
             self.migrate()
         self._pool = ConnectionPool(conninfo, kwargs=_password_kwargs(password), min_size=1,
-                                    max_size=pool_size, timeout=CONNECT_TIMEOUT,
+                                    max_size=pool_size, timeout=wait,
                                     configure=_configure, open=True, name="cronduit")
 
     def migrate(self) -> int:
