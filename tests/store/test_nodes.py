@@ -5,6 +5,7 @@ a shared (PostgreSQL) store holds."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ import pytest
 
 from cronduit.core.enums import RunState
 from cronduit.ports import LeaseLost, NewEvent, NodeClaim, NodeTaken, Run, Store
+from cronduit.store.pg.transaction import INTAKE_LOCK
 from cronduit.store.postgres import PostgresStore
 from cronduit.store.sqlite import SqliteStore
 from tests.helpers.postgres import postgres_store
@@ -288,3 +290,46 @@ def test_a_job_claimed_in_one_schema_is_not_held_in_another(pg: PostgresStore) -
         assert tx.claim_job("a")
         with elsewhere.transaction() as other:
             assert other.claim_job("a")
+
+
+def test_triggers_commit_in_the_order_of_their_seqs(pg: PostgresStore) -> None:
+    """A transaction accepting triggers waits for one that accepted before it to commit, so
+    no trigger commits with a seq lower than one already visible: routers on other daemons
+    meet each job's triggers in acceptance order."""
+    inserted, release = threading.Event(), threading.Event()
+    first: list[int | None] = []
+
+    def hold() -> None:
+        with pg.transaction() as tx:
+            first.append(tx.insert_event(NewEvent("webhook/j/1", "j", "webhook", "w", T0)))
+            inserted.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inserted.wait(30)
+    second: list[int | None] = []
+    with _beside(pg) as other:
+        def accept() -> None:
+            with other.transaction() as tx:
+                second.append(tx.insert_event(NewEvent("webhook/j/2", "j", "webhook", "w",
+                                                       T0)))
+
+        accepting = threading.Thread(target=accept)
+        accepting.start()
+        try:
+            with psycopg.connect(pg._conninfo, autocommit=True) as db:
+                deadline = time.monotonic() + 30
+                while not db.execute(  # the second waits for the first, on the intake lock
+                        "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                        " AND classid = %s", (INTAKE_LOCK,)).fetchone():
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+            assert [] == second
+        finally:
+            release.set()
+            holder.join()
+            accepting.join()
+    assert first[0] is not None
+    assert second[0] is not None
+    assert first[0] < second[0]

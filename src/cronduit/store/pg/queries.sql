@@ -286,6 +286,13 @@ RETURNING seq;
 -- name: audit
 SELECT * FROM audit ORDER BY seq DESC LIMIT %(limit)s;
 
+-- name: take_intake
+-- Transactions that accept triggers take turns from their first trigger to their commit, so
+-- the seqs the database hands out rise in the order triggers commit: a router never meets a
+-- trigger older than one it already put in a job's work (one committed later with a lower
+-- seq). Held to the transaction's end; the schema's name keeps two states apart.
+SELECT pg_advisory_xact_lock(%(space)s, hashtext(current_schema()));
+
 -- name: claim_jobs
 -- A job's work is decided by one node at a time: a lock for this transaction, skipped (false)
 -- while another node's transaction holds it. The two-key form keeps cronduit's locks apart

@@ -41,6 +41,9 @@ from cronduit.store.named import NamedQueries
 NOTIFICATION_CLAIM = 120.0
 """Seconds a daemon holds the notifications it is sending: longer than a pass of tries with
 their timeouts, so no other daemon sends one meanwhile."""
+INTAKE_LOCK = 0x696E7461
+"""The first key of the lock that transactions accepting triggers take turns on ("inta");
+the second is the schema's name hashed (``take_intake`` in queries.sql)."""
 JOB_LOCKS = 0x63726F6E
 """The first key of cronduit's per-job advisory locks ("cron"): the second is the job's
 name hashed, so they never meet another application's locks in the same database."""
@@ -182,15 +185,20 @@ class PgTransaction(NamedQueries):
 
     # events ------------------------------------------------------------------------------
 
+    def _take_intake(self) -> None:
+        if not self.accepted:
+            self._run("take_intake", space=INTAKE_LOCK)
+            self.accepted = True
+
     def insert_event(self, event: NewEvent) -> int | None:
-        self.accepted = True
+        self._take_intake()
         seq = self._scalar("insert_event", **_values(event))
         return None if seq is None else int(seq)
 
     def insert_events(self, events: Sequence[NewEvent]) -> list[int]:
         if not events:
             return []
-        self.accepted = True
+        self._take_intake()
         # One INSERT per event, in the order given (so new seqs rise in it), pipelined in one
         # round trip; each returns its seq unless its delivery id was accepted before.
         with self:
