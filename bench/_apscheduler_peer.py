@@ -1,8 +1,10 @@
 """The APScheduler 3.x side of ``bench/engine.py``, run as its own process.
 
 Every workload uses a ``BackgroundScheduler`` with its defaults: a pool of 10 threads,
-``misfire_grace_time`` 1 s, ``coalesce`` on, ``max_instances`` 1; and a job store, either
-``SQLAlchemyJobStore`` on a SQLite file (the durable one) or ``MemoryJobStore``.
+``misfire_grace_time`` 1 s, ``coalesce`` on, ``max_instances`` 1; and a job store:
+``SQLAlchemyJobStore`` on a SQLite file (the durable one), ``SQLAlchemyJobStore`` on
+PostgreSQL (``--store postgresql --url URL --schema SCHEMA``: the table in that schema, which
+must exist; the store APScheduler's docs recommend there), or ``MemoryJobStore``.
 
 ``--work noop`` / ``--work true``: ``JOBS`` interval jobs every second from a common first
 slot ``T0`` (a few seconds after the jobs are added, so adding them is not measured), for
@@ -18,6 +20,7 @@ idle daemon), added to a started scheduler; prints ``serving JOBS jobs`` and idl
 SIGINT. With ``--db`` naming a file that already holds the jobs, adds nothing (a restart).
 
 Run:  python bench/_apscheduler_peer.py --store sqlite --jobs 1000 --seconds 10 --work noop
+      --result out.json
 """
 
 from __future__ import annotations
@@ -69,9 +72,18 @@ def cpu_seconds() -> tuple[float, float]:
     return times.user + times.system, times.children_user + times.children_system
 
 
+_SERVER: dict[str, str | None] = {"url": None, "schema": None}
+"""The PostgreSQL job store's SQLAlchemy URL and schema (``--url``, ``--schema``)."""
+
+
 def scheduler_on(store: str, db: Path) -> BackgroundScheduler:
-    jobstore: BaseJobStore = (MemoryJobStore() if store == "memory"
-                              else SQLAlchemyJobStore(url=f"sqlite:///{db}"))
+    jobstore: BaseJobStore
+    if store == "memory":
+        jobstore = MemoryJobStore()
+    elif store == "postgresql":
+        jobstore = SQLAlchemyJobStore(url=_SERVER["url"], tableschema=_SERVER["schema"])
+    else:
+        jobstore = SQLAlchemyJobStore(url=f"sqlite:///{db}")
     return BackgroundScheduler(jobstores={"default": jobstore}, timezone=UTC)
 
 
@@ -121,7 +133,9 @@ def idle(store: str, jobs: int, db: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--store", choices=["sqlite", "memory"], required=True)
+    parser.add_argument("--store", choices=["sqlite", "postgresql", "memory"], required=True)
+    parser.add_argument("--url", help="postgresql: the SQLAlchemy URL (postgresql+psycopg://)")
+    parser.add_argument("--schema", help="postgresql: the schema the job table goes in")
     parser.add_argument("--jobs", type=int, required=True)
     parser.add_argument("--seconds", type=float, default=0.0)
     parser.add_argument("--work", choices=["noop", "true", "idle"], required=True)
@@ -129,6 +143,7 @@ def main() -> int:
     parser.add_argument("--result", type=Path, help="where to write the figures (JSON)")
     args = parser.parse_args()
     logging.getLogger("apscheduler").setLevel(logging.CRITICAL)  # one warning per missed run
+    _SERVER.update(url=args.url, schema=args.schema)
     if args.work == "idle":
         idle(args.store, args.jobs, args.db)
     with tempfile.TemporaryDirectory(prefix="cronduit-bench-aps-") as folder:

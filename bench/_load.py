@@ -12,8 +12,10 @@ Two modes, both printing one JSON object on stdout:
   it was due, not from when a connection came free, so a server that falls behind shows it
   in the latencies (no coordinated omission).
 
-Usage: ``python bench/_load.py MODE HOST PORT PATHS SECONDS (CONNECTIONS | RATE)``, where
-PATHS is one path or several separated by commas, taken in turn.
+Usage: ``python bench/_load.py MODE HOST PORTS PATHS SECONDS (CONNECTIONS | RATE)``, where
+PORTS is one port or several separated by commas (servers sharing one state: connections,
+and in the open loop requests, are spread over them in turn) and PATHS one path or several,
+taken in turn.
 """
 
 from __future__ import annotations
@@ -49,14 +51,14 @@ async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
     return status
 
 
-async def closed(host: str, port: int, paths: list[str], seconds: float, connections: int) -> dict[
-        str, object]:
+async def closed(host: str, ports: list[int], paths: list[str], seconds: float,
+                 connections: int) -> dict[str, object]:
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
     end = time.perf_counter() + seconds
     counter = iter(range(10**9))
 
-    async def worker() -> None:
+    async def worker(port: int) -> None:
         reader, writer = await asyncio.open_connection(host, port)
         while time.perf_counter() < end:
             message = request(host, paths, next(counter))
@@ -66,28 +68,29 @@ async def closed(host: str, port: int, paths: list[str], seconds: float, connect
         writer.close()
 
     began = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(connections)))
+    await asyncio.gather(*(worker(ports[i % len(ports)]) for i in range(connections)))
     took = time.perf_counter() - began
     return summary(latencies, statuses, took)
 
 
-async def open_loop(host: str, port: int, paths: list[str], seconds: float, rate: float) -> dict[
-        str, object]:
+async def open_loop(host: str, ports: list[int], paths: list[str], seconds: float,
+                    rate: float) -> dict[str, object]:
     latencies: list[float] = []
     statuses: Counter[int] = Counter()
-    idle: asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = asyncio.Queue()
-    opened = 0
-    max_connections = 512
+    idle: dict[int, asyncio.Queue[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = {
+        port: asyncio.Queue() for port in ports}
+    opened = Counter[int]()
+    max_connections = 512 // len(ports)
 
     async def one(number: int, due: float) -> None:
-        nonlocal opened
-        if idle.empty() and opened < max_connections:
-            opened += 1
-            idle.put_nowait(await asyncio.open_connection(host, port))
-        reader, writer = await idle.get()
+        port = ports[number % len(ports)]
+        if idle[port].empty() and opened[port] < max_connections:
+            opened[port] += 1
+            idle[port].put_nowait(await asyncio.open_connection(host, port))
+        reader, writer = await idle[port].get()
         statuses[await exchange(reader, writer, request(host, paths, number))] += 1
         latencies.append(time.perf_counter() - due)
-        idle.put_nowait((reader, writer))
+        idle[port].put_nowait((reader, writer))
 
     tasks: list[asyncio.Task[None]] = []
     start = time.perf_counter() + 0.05
@@ -102,7 +105,7 @@ async def open_loop(host: str, port: int, paths: list[str], seconds: float, rate
     took = time.perf_counter() - start
     result = summary(latencies, statuses, took)
     result["offered_per_s"] = rate
-    result["connections"] = opened
+    result["connections"] = sum(opened.values())
     return result
 
 
@@ -119,12 +122,13 @@ def summary(latencies: list[float], statuses: Counter[int], took: float) -> dict
 
 
 def main() -> None:
-    mode, host, port, paths, seconds, amount = sys.argv[1:7]
+    mode, host, port_list, paths, seconds, amount = sys.argv[1:7]
+    ports = [int(port) for port in port_list.split(",")]
     targets = paths.split(",")
     if mode == "closed":
-        result = asyncio.run(closed(host, int(port), targets, float(seconds), int(amount)))
+        result = asyncio.run(closed(host, ports, targets, float(seconds), int(amount)))
     else:
-        result = asyncio.run(open_loop(host, int(port), targets, float(seconds), float(amount)))
+        result = asyncio.run(open_loop(host, ports, targets, float(seconds), float(amount)))
     print(json.dumps(result))
 
 
