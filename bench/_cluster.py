@@ -6,8 +6,10 @@ folder of its own (its config, its runs' local files, its output in ``log``), wi
 is the same schema. The bench kills, restarts and stops them one by one, by pid.
 
 Whether this cronduit can do it at all is asked of cronduit itself: :func:`unavailable` runs
-``cronduit check`` on such a config and returns its refusal, if any, so a part that needs
-many daemons prints why it cannot run rather than a figure.
+``cronduit check`` on such a config and returns its refusal, if any, and for more than one
+daemon asks whether its PostgreSQL schema keeps node leases (without them, daemons sharing a
+schema would route and adopt each other's work), so a part prints why it cannot run rather
+than a figure.
 """
 
 from __future__ import annotations
@@ -56,9 +58,33 @@ def config_text(settings: Settings, node: str, port: int, jobs: Iterable[str]) -
     return "\n".join(lines) + "\n"
 
 
-def unavailable(folder: Path, settings: Settings, jobs: Sequence[str]) -> str | None:
-    """None when ``cronduit check`` accepts a daemon's config of this shape; else its
-    refusal (the first lines of what it printed)."""
+def unavailable(folder: Path, settings: Settings, jobs: Sequence[str], daemons: int = 1
+                ) -> str | None:
+    """None when ``cronduit check`` accepts a daemon's config of this shape and, for more
+    than one daemon, the state keeps node leases; else why not."""
+    refused = _check(folder, settings, jobs)
+    if refused is not None or daemons == 1:
+        return refused
+    return _lease_problem(settings.state)
+
+
+def _lease_problem(state: str) -> str | None:
+    """None when cronduit's PostgreSQL schema (migrated here, into the empty schema the
+    daemons will share) has a table of node leases; else why not."""
+    from cronduit.store.postgres import PostgresStore  # noqa: PLC0415
+
+    PostgresStore(state).close()
+    with psycopg.connect(state) as db:
+        tables = [row[0] for row in db.execute(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = current_schema() ORDER BY 1")]
+    if any("node" in table for table in tables):
+        return None
+    return ("many daemons on one PostgreSQL state: this cronduit's schema keeps no node "
+            f"leases yet (its tables: {', '.join(tables)})")
+
+
+def _check(folder: Path, settings: Settings, jobs: Sequence[str]) -> str | None:
     path = folder / "check.yaml"
     path.write_text(config_text(settings, NODES[0], FIRST_PORT, jobs))
     done = subprocess.run([sys.executable, "-m", "cronduit", "check", "-c", str(path)],
@@ -125,8 +151,9 @@ class Cluster:
 
     @staticmethod
     def wait_up(node: Node, timeout: float) -> float:
+        """Seconds from the daemon's start to its ``listening on`` line, which it writes once
+        it serves its jobs (and the HTTP server is up)."""
         assert node.served is not None
-        node.served.wait_for("serving ", timeout)
         return node.served.wait_for("listening on", timeout)
 
     def kill(self, node: Node) -> None:

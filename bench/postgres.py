@@ -322,7 +322,7 @@ def serve_case(plan: Plan, daemons: int, first_port: int) -> Served | str:
     jobs = serve_jobs(plan)
     with scratch_schema() as schema, scratch() as folder:
         settings = Settings(in_schema(schema))
-        why = unavailable(folder, settings, jobs[:1])
+        why = unavailable(folder, settings, jobs[:1], daemons)
         if why is not None:
             return why
         with cluster(folder, settings, jobs, daemons, first_port), \
@@ -398,9 +398,9 @@ def part_firings(plan: Plan, figures: Figures) -> None:
               f"after the slot; {case.slots:,} ledger rows over the case, {case.doubled} slots "
               f"doubled, {case.lost} lost; {case.runs:,} runs (the first slot's); nothing "
               f"launching while it fired: {'yes' if case.ready else 'no'}")
-    served = [case for case in cases if isinstance(case, Served)]
-    if len(served) == 2:
-        figures.serve_one, figures.serve_many = served[0].rate, served[1].rate
+    one, many = cases
+    figures.serve_one = one.rate if isinstance(one, Served) else math.nan
+    figures.serve_many = many.rate if isinstance(many, Served) else math.nan
     print()
 
 
@@ -441,7 +441,7 @@ def webhook_case(daemons: int, mode: str, amount: float, seconds: float,
         (folder / "secrets.env").write_text(f"HOOK_KEY={SECRET}\n")
         settings = Settings(in_schema(schema), extra=(f"secrets_file: {folder / 'secrets.env'}",
                                                       "webhook_secret: HOOK_KEY"))
-        why = unavailable(folder, settings, jobs)
+        why = unavailable(folder, settings, jobs, daemons)
         if why is not None:
             return why
         with cluster(folder, settings, jobs, daemons, first_port) as nodes, \
@@ -569,7 +569,7 @@ def part_failover(plan: Plan, figures: Figures) -> None:
     jobs = failover_jobs(plan)
     with scratch_schema() as schema, scratch() as folder:
         settings = Settings(in_schema(schema), lease=plan.lease)
-        why = unavailable(folder, settings, jobs)
+        why = unavailable(folder, settings, jobs, plan.daemons)
         if why is not None:
             print(f"not available: {why}\n")
             return
@@ -620,20 +620,21 @@ def report_ratios(plan: Plan, figures: Figures) -> None:
     print(f"cronduit / APScheduler: firing path {ratio(figures.path_one, figures.peer)}, "
           f"1 daemon {ratio(figures.serve_one, figures.peer)}, {plan.daemons} daemons "
           f"{ratio(figures.serve_many, figures.peer)}\n")
-    if not math.isnan(path):
-        print(f"target: firing path >= 40% of the limit: {path:.0%}, {verdict(path >= 0.4)}")
-    if not math.isnan(figures.serve_one):
-        served = figures.serve_one / figures.limit
-        print(f"target: 1 daemon >= 40% of the limit: {served:.0%}, {verdict(served >= 0.4)}")
-        many = figures.serve_many / figures.serve_one
-        print(f"target: {plan.daemons} daemons fire >= 1.0x one: {many:.2f}x, "
-              f"{verdict(many >= 1.0)}")
+    targets = [
+        ("firing path >= 40% of the limit", path, f"{path:.0%}", path >= 0.4),
+        ("1 daemon >= 40% of the limit", figures.serve_one / figures.limit,
+         f"{figures.serve_one / figures.limit:.0%}", figures.serve_one >= 0.4 * figures.limit),
+        (f"{plan.daemons} daemons fire >= 1.0x one", figures.serve_many / figures.serve_one,
+         f"{figures.serve_many / figures.serve_one:.2f}x",
+         figures.serve_many >= figures.serve_one),
+    ]
+    for name, value, shown, ok in targets:
+        print(f"target: {name}: " + ("not measured" if math.isnan(value)
+                                     else f"{shown}, {verdict(ok)}"))
+    if figures.checked_slots:
         print(f"target: 0 slots doubled or lost: {figures.doubled} doubled, {figures.lost} lost "
               f"of {figures.checked_slots:,} checked, "
               f"{verdict(not figures.doubled and not figures.lost)}")
-    else:
-        print("targets of the daemons: not measured (cronduit serve on PostgreSQL not "
-              "available)")
     print()
 
 
