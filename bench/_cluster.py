@@ -172,6 +172,16 @@ class Cluster:
             if node.served is not None:
                 node.served.stop()
 
+    def exited(self) -> list[str]:
+        """Each daemon that exited unasked (neither killed nor stopped by the bench): its
+        name and the last line of its log (a traceback's error)."""
+        said = []
+        for node in self.nodes:
+            if node.served is not None and node.served.popen.poll() is not None:
+                lines = (node.folder / "log").read_text().strip().splitlines() or [""]
+                said.append(f"{node.name} exited {node.served.popen.returncode}: {lines[-1]}")
+        return said
+
     def ports(self) -> list[int]:
         return [node.port for node in self.nodes]
 
