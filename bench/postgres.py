@@ -52,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from multiprocessing.synchronize import Barrier
@@ -604,16 +604,63 @@ def _trial(nodes: Cluster, db: psycopg.Connection[Any], timeout: float) -> Trial
                  math.nan if late is None or late[0] is None else float(late[0]), ended)
 
 
-def _ledger_check(db: psycopg.Connection[Any]) -> tuple[int, int, int]:
-    """(slots due over the part, of them with no ledger row, of them fired twice): each
-    job's every-second slots from its first to its last recorded."""
-    rows = db.execute("SELECT job, MIN(slot), MAX(slot), SUM(count) FROM slots GROUP BY job"
-                      ).fetchall()
-    due = sum(round((last - first).total_seconds()) + 1 for _, first, last, _ in rows)
-    recorded = sum(int(count) for *_, count in rows)
+def _ledger_check(db: psycopg.Connection[Any]) -> tuple[int, int, int, list[Gap]]:
+    """(slots due over the part, of them with no ledger row, of them fired twice, the gaps):
+    each job's every-second slots from its first to its last recorded."""
+    rows = db.execute("SELECT job, slot, count, until_slot, recorded_at FROM slots"
+                      " ORDER BY job, slot").fetchall()
+    due = lost = 0
+    gaps: list[Gap] = []
+    previous: dict[str, tuple[datetime, datetime]] = {}
+    for job, slot, count, until, recorded in rows:
+        last = until or slot
+        if job in previous:
+            before, fired = previous[job]
+            missing = round((slot - before).total_seconds()) - 1
+            if missing > 0:
+                gaps.append(Gap(job, before, slot, fired, recorded))
+                lost += missing
+            due += missing + count
+        else:
+            due += count
+        previous[job] = (last, recorded)
     doubled = _count(db, "SELECT COUNT(*) FROM (SELECT job, slot FROM events WHERE kind ="
                          " 'timer' GROUP BY job, slot HAVING COUNT(*) > 1) AS twice")
-    return due, due - recorded, doubled
+    return due, lost, doubled, gaps
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Slots of a job with no ledger row: between two that have one, and when those fired."""
+
+    job: str
+    before: datetime
+    after: datetime
+    before_fired: datetime
+    after_fired: datetime
+
+    def __str__(self) -> str:
+        missing = round((self.after - self.before).total_seconds()) - 1
+        return (f"{self.job}: {missing} slot{'s' if missing > 1 else ''} after "
+                f"{self.before:%H:%M:%S} (fired at {self.before_fired:%H:%M:%S.%f}) with no "
+                f"row; the next, {self.after:%H:%M:%S}, fired at "
+                f"{self.after_fired:%H:%M:%S.%f}")
+
+
+def _log_lines_near(nodes: Cluster, instant: datetime, seconds: float = 3.0) -> list[str]:
+    """The daemons' log lines within ``seconds`` of ``instant`` other than triggers and runs
+    (outages, leases, sweeps, restarts), each prefixed with its node."""
+    found = []
+    for node in nodes.nodes:
+        for line in (node.folder / "log").read_text().splitlines():
+            stamp, _, text = line.partition(" ")
+            if text.startswith(("trigger ", "run ")):
+                continue
+            with suppress(ValueError):
+                at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+                if abs((at - instant).total_seconds()) <= seconds:
+                    found.append(f"{node.name}: {line}")
+    return found
 
 
 def part_failover(plan: Plan, figures: Figures) -> None:
@@ -643,12 +690,16 @@ def part_failover(plan: Plan, figures: Figures) -> None:
                       f"{trial.retry_node} after {trial.retried:.2f} s; the lost run's process "
                       f"gone after {trial.ended:.2f} s; slots due meanwhile fired at most "
                       f"{trial.slot_late * 1000:,.0f} ms late", flush=True)
-            due, lost, doubled = _ledger_check(db)
-        figures.checked_slots += due
-        figures.lost += lost
-        figures.doubled += doubled
-        print(f"\nledger over the part: {due:,} slots due, {lost} with no ledger row, "
-              f"{doubled} fired twice")
+            due, lost, doubled, gaps = _ledger_check(db)
+            figures.checked_slots += due
+            figures.lost += lost
+            figures.doubled += doubled
+            print(f"\nledger over the part: {due:,} slots due, {lost} with no ledger row, "
+                  f"{doubled} fired twice")
+            for gap in gaps[:10]:
+                print(f"  {gap}")
+                for line in _log_lines_near(nodes, gap.before_fired)[:8]:
+                    print(f"    {line}")
         report_failover(trials, bound, plan.kills)
 
 
