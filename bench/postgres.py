@@ -641,10 +641,13 @@ class Gap:
 
     def __str__(self) -> str:
         missing = round((self.after - self.before).total_seconds()) - 1
+        late = (self.before_fired - self.before).total_seconds()
         return (f"{self.job}: {missing} slot{'s' if missing > 1 else ''} after "
-                f"{self.before:%H:%M:%S} (fired at {self.before_fired:%H:%M:%S.%f}) with no "
-                f"row; the next, {self.after:%H:%M:%S}, fired at "
-                f"{self.after_fired:%H:%M:%S.%f}")
+                f"{self.before:%H:%M:%S} with no row; that slot fired {late:.2f} s late, at "
+                f"{self.before_fired:%H:%M:%S.%f}, the next ({self.after:%H:%M:%S}) at "
+                f"{self.after_fired:%H:%M:%S.%f}"
+                + (" (an interval timer a second or more behind fires once and re-arms "
+                   "after now: the slots passed over get no ledger row)" if late >= 1 else ""))
 
 
 def _log_lines_near(nodes: Cluster, instant: datetime, seconds: float = 3.0) -> list[str]:
