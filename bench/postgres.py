@@ -513,8 +513,8 @@ def part_webhooks(plan: Plan, figures: Figures) -> None:
 class Trial:
     """One kill: seconds from it to the killed node's run recorded lost (polled every 20 ms)
     and to the retry's process start (its kernel start time; NaN: not within the trial's
-    time), the node the retry went on, and the latest firing of a slot due in the seconds
-    after the kill."""
+    time), the node the retry went on, and the latest firing of a slot due from the kill
+    to the retry."""
 
     node: str
     run_id: str
@@ -567,7 +567,12 @@ def _owned_run(nodes: Cluster, db: psycopg.Connection[Any]) -> tuple[Node, str] 
     return None
 
 
-def _trial(nodes: Cluster, db: psycopg.Connection[Any], timeout: float) -> Trial | str:
+Timeline = list[tuple[float, str]]
+"""What the bench did to the daemons, and when (wall clock): kills and restarts."""
+
+
+def _trial(nodes: Cluster, db: psycopg.Connection[Any], timeout: float,
+           timeline: Timeline) -> Trial | str:
     """Kill a daemon that owns a run; time the takeover of that run; restart the daemon."""
     owned = None
     deadline = time.monotonic() + 60
@@ -581,6 +586,7 @@ def _trial(nodes: Cluster, db: psycopg.Connection[Any], timeout: float) -> Trial
     process = psutil.Process(before["pid"])
     nodes.kill(victim)
     killed, killed_at = time.monotonic(), time.time()
+    timeline.append((killed_at, f"killed {victim.name}"))
     lost = retried = ended = math.nan
     retry_node = None
     while time.monotonic() - killed < timeout:
@@ -595,11 +601,12 @@ def _trial(nodes: Cluster, db: psycopg.Connection[Any], timeout: float) -> Trial
             retried, retry_node = process_start(row["pid_start"]) - killed_at, row["node"]
             break
         time.sleep(0.02)
-    window = (datetime.fromtimestamp(killed_at, UTC),
-              datetime.fromtimestamp(killed_at + timeout, UTC))
+    window = (datetime.fromtimestamp(killed_at, UTC), datetime.fromtimestamp(time.time(), UTC))
     late = db.execute("SELECT MAX(EXTRACT(EPOCH FROM recorded_at - slot)) FROM slots"
                       " WHERE slot >= %s AND slot < %s", window).fetchone()
-    nodes.restart(victim)
+    timeline.append((time.time(), f"restarting {victim.name}"))
+    up = nodes.restart(victim)
+    timeline.append((time.time(), f"{victim.name} listening, {up:.2f} s after its start"))
     return Trial(victim.name, run_id, lost, retried, retry_node,
                  math.nan if late is None or late[0] is None else float(late[0]), ended)
 
@@ -650,6 +657,16 @@ class Gap:
                    "after now: the slots passed over get no ledger row)" if late >= 1 else ""))
 
 
+def _nearest(timeline: Timeline, instant: datetime) -> str:
+    """What the bench did last before ``instant``, and how long before."""
+    at = instant.timestamp()
+    done = [(when, what) for when, what in timeline if when <= at + 0.5]
+    if not done:
+        return "nothing yet"
+    when, what = done[-1]
+    return f"{what} {at - when:.2f} s before that slot"
+
+
 def _log_lines_near(nodes: Cluster, instant: datetime, seconds: float = 3.0) -> list[str]:
     """The daemons' log lines within ``seconds`` of ``instant`` other than triggers and runs
     (outages, leases, sweeps, restarts), each prefixed with its node."""
@@ -680,10 +697,12 @@ def part_failover(plan: Plan, figures: Figures) -> None:
             print(f"not available: {why}\n")
             return
         trials: list[Trial] = []
+        timeline: Timeline = [(time.time(), "starting the daemons")]
         with cluster(folder, settings, jobs, plan.daemons, 18800) as nodes, \
                 psycopg.connect(settings.state, autocommit=True) as db:
+            timeline.append((time.time(), "every daemon listening"))
             for number in range(plan.kills):
-                trial = _trial(nodes, db, bound + 20)
+                trial = _trial(nodes, db, bound + 20, timeline)
                 if isinstance(trial, str):
                     print(f"trial {number + 1}: {trial}")
                     continue
@@ -691,7 +710,7 @@ def part_failover(plan: Plan, figures: Figures) -> None:
                 print(f"trial {number + 1:>2}: killed {trial.node} owning run {trial.run_id}: "
                       f"node lost recorded after {trial.lost:.2f} s, retry started on "
                       f"{trial.retry_node} after {trial.retried:.2f} s; the lost run's process "
-                      f"gone after {trial.ended:.2f} s; slots due meanwhile fired at most "
+                      f"gone after {trial.ended:.2f} s; slots due until then fired at most "
                       f"{trial.slot_late * 1000:,.0f} ms late", flush=True)
             due, lost, doubled, gaps = _ledger_check(db)
             figures.checked_slots += due
@@ -699,8 +718,13 @@ def part_failover(plan: Plan, figures: Figures) -> None:
             figures.doubled += doubled
             print(f"\nledger over the part: {due:,} slots due, {lost} with no ledger row, "
                   f"{doubled} fired twice")
-            for gap in gaps[:10]:
+            shown: set[datetime] = set()
+            for gap in gaps:
                 print(f"  {gap}")
+                if gap.before_fired in shown:
+                    continue  # the other jobs of one stall: the same context
+                shown.add(gap.before_fired)
+                print(f"    bench: {_nearest(timeline, gap.before)}")
                 for line in _log_lines_near(nodes, gap.before_fired)[:8]:
                     print(f"    {line}")
         report_failover(trials, bound, plan.kills)
