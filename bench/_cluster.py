@@ -173,14 +173,16 @@ class Cluster:
                 node.served.stop()
 
     def exited(self) -> list[str]:
-        """Each daemon that exited unasked (neither killed nor stopped by the bench): its
-        name and the last line of its log (a traceback's error)."""
-        said = []
+        """Each way daemons exited unasked (neither killed nor stopped by the bench): the
+        nodes that did, their exit status and the last line of their logs (a traceback's
+        error), once for the nodes that said the same."""
+        said: dict[str, list[str]] = {}
         for node in self.nodes:
             if node.served is not None and node.served.popen.poll() is not None:
                 lines = (node.folder / "log").read_text().strip().splitlines() or [""]
-                said.append(f"{node.name} exited {node.served.popen.returncode}: {lines[-1]}")
-        return said
+                what = f"exited {node.served.popen.returncode}: {lines[-1]}"
+                said.setdefault(what, []).append(node.name)
+        return [f"{', '.join(names)} {what}" for what, names in said.items()]
 
     def ports(self) -> list[int]:
         return [node.port for node in self.nodes]
