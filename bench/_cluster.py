@@ -173,7 +173,7 @@ class Cluster:
                 node.served.stop()
 
     def exited(self) -> list[str]:
-        """Each way daemons exited unasked (neither killed nor stopped by the bench): the
+        """Each way daemons exited unasked (where the bench kills and stops none): the
         nodes that did, their exit status and the last line of their logs (a traceback's
         error), once for the nodes that said the same."""
         said: dict[str, list[str]] = {}
@@ -184,27 +184,12 @@ class Cluster:
                 said.setdefault(what, []).append(node.name)
         return [f"{', '.join(names)} {what}" for what, names in said.items()]
 
-    def ports(self) -> list[int]:
-        return [node.port for node in self.nodes]
-
     def log_port(self, node: Node) -> int:
         """The port the daemon says it listens on (its log's ``listening on`` line)."""
         found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", (node.folder / "log")
                           .read_text())
         assert found is not None, f"{node.name} is not listening"
         return int(found.group(1))
-
-    def owned_runs(self, node: Node) -> dict[str, int]:
-        """The runs going under ``node``'s supervisor right now: run id -> the job's pid
-        (read from each job process's ``CRONDUIT_RUN_ID``; its own children skipped)."""
-        owned: dict[str, int] = {}
-        with suppress(psutil.NoSuchProcess):
-            for process in psutil.Process(node.pid).children(recursive=True):
-                with suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-                    run_id = process.environ().get("CRONDUIT_RUN_ID")
-                    if run_id and run_id not in owned:
-                        owned[run_id] = process.pid
-        return owned
 
     def __enter__(self) -> Cluster:
         return self

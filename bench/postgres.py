@@ -25,15 +25,21 @@ printing cronduit's figures next to the limit or the peer and the targets (issue
    lost (slots due in the case's window with no ledger row) are checked.
 4. Webhook ``202``/s and p99 with 1 daemon and with 3 (the load spread over the 3), from the
    load generator of ``bench/webhooks.py`` (``_load.py``, its own process), against the
-   server's rate of one-row commits on one connection.
-5. Failover: 3 daemons, a short ``settings.lease``, jobs due every second whose runs last;
-   SIGKILL a daemon that owns a run, and time kill -> that run recorded ``failure`` (node
-   lost) and kill -> its retry started on another daemon; 10 kills, the killed daemon
-   restarted between them. Target: within lease + 10 s every time.
+   server's rate of one-row commits on one connection. The job's first run lasts the
+   window, so the other webhooks wait in its queue (acceptance and routing). A case in which
+   a daemon exits prints its error instead of figures.
+5. Failover: 3 daemons, ``settings.lease: 6s``, jobs due every second whose runs last 30 s;
+   SIGKILL a daemon that owns a run going, and time kill -> the run's own process gone (its
+   supervisor ends it before the lease could run out), kill -> the run recorded ``failure``
+   (node lost), and kill -> its retry's process started on another daemon; 10 kills, the
+   killed daemon restarted between them. Target: within lease + 10 s every time. Then the
+   ledger over the part: every second's slot of every job has a row, none fired twice (a
+   gap is printed with how late the slot before it fired and what the daemons logged).
 
 Parts 3 (daemons), 4 and 5 need a cronduit that serves a ``postgresql://`` state with many
-daemons; where ``cronduit check`` refuses such a config, the part prints why instead of a
-figure. Parts run one after another, never at once (the machine has 2 cores).
+daemons: where ``cronduit check`` refuses such a config, or (for more than one daemon) the
+state keeps no node leases, the part prints why instead of a figure. Parts run one after
+another, never at once (the machine has 2 cores).
 
 Run:  python bench/postgres.py [--quick] [--part N]   (needs: pip install -e '.[bench]' and
       a PostgreSQL server: 127.0.0.1:5432, database test, or CRONDUIT_BENCH_POSTGRES)
