@@ -190,6 +190,7 @@ def test_three_daemons_run_every_slot_of_200_one_second_jobs_exactly_once(
     )[0][0] >= MANY, "45 s of slots", 70)
     settled = stop_all(cluster)
     loaded = time.monotonic() - begun
+    assert len(_seconds(steady, settled)) >= 20, (steady, settled)
     ran_on, late = each_slot_once(cluster, out, MANY, steady, settled)
     assert set(names) == set(ran_on), ran_on
     print(f"{sum(ran_on.values())} slots checked ({steady} to {settled}) over {loaded:.0f}s "
@@ -206,7 +207,16 @@ def stop_all(cluster: Cluster) -> str:
     for node in cluster.nodes.values():
         assert node.process is not None
         assert 0 == node.process.wait(timeout=30), node.log()
-    return whole_second(stopped_at - timedelta(seconds=4))
+    last = stopped_at - timedelta(seconds=4)
+    # On a loaded machine launches fall behind: a run started before the stop may not have
+    # ended (and been recorded) by then; it is left for the next daemon to adopt, so the
+    # check ends before the first slot whose run had not ended.
+    (unended,) = cluster.query(
+        "SELECT min(s.slot) FROM slots s JOIN events e ON e.seq = s.event_seq "
+        "JOIN runs r ON r.id = e.run_id WHERE r.state <> 'ended'")[0]
+    if unended is not None:
+        last = min(last, unended - timedelta(seconds=1))
+    return whole_second(last)
 
 
 LATE_SHARE = 0.02
