@@ -67,3 +67,22 @@ def test_a_sync_that_waited_long_for_its_answer_never_puts_the_clock_ahead() -> 
     assert abs(clock.now() - truth()) <= timedelta(milliseconds=1)
     clock.sync()  # slow twice
     assert clock.now() <= truth()
+
+
+def test_a_refresh_reads_the_source_again_only_once_the_reading_is_a_second_old() -> None:
+    mono = [0.0]
+    reads: list[float] = []
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def source() -> datetime:
+        reads.append(mono[0])
+        return base + timedelta(seconds=mono[0])
+
+    clock = SourceClock(source, lambda: mono[0])
+    clock.refresh()
+    mono[0] = 0.5
+    clock.refresh()  # a burst of turns: the reading is fresh enough
+    mono[0] = 1.0
+    clock.refresh()
+    assert [0.0, 1.0] == reads
+    assert base + timedelta(seconds=1) == clock.now()

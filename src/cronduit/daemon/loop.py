@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from cronduit.clock import SourceClock
 from cronduit.core import outage
 from cronduit.core.config.model import Config
 from cronduit.core.enums import EventState
@@ -274,9 +275,8 @@ class Daemon:
             await self._off_loop(self._regain_lease)
             if self._lease_lost:
                 return None
-        sync = getattr(self.clock, "sync", None)
-        if sync is not None:  # the store's clock: every due time is compared with it
-            await self._off_loop(sync)
+        if isinstance(self.clock, SourceClock):  # the store's: every due time is its
+            await self._off_loop(self.clock.refresh)
         if self._reload:
             await self._off_loop(self._apply)
             self._reload = False  # only once applied: a failed apply is tried again
