@@ -13,7 +13,7 @@ from cronduit.core.enums import EventState
 from cronduit.engine import CONTENDED_RETRY, Engine
 from cronduit.ports import NewEvent
 from cronduit.store.postgres import PostgresStore
-from cronduit.testing import FakeClock, FakeRunner
+from cronduit.testing import FakeClock, FakeRunner, Launched
 from tests.helpers.postgres import fresh_schema, in_schema
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -31,14 +31,8 @@ def two_stores() -> Iterator[tuple[PostgresStore, PostgresStore]]:
             there.close()
 
 
-def test_a_run_ending_while_another_node_routes_its_jobs_trigger_starts_that_trigger(
-        two_stores: tuple[PostgresStore, PostgresStore]) -> None:
-    """Node b routes a trigger of ``j`` while j's run goes on node a: b holds j's work, reads
-    the run as going and leaves the trigger waiting. Meanwhile the run ends on a, which
-    cannot take j's work to start what waits. Once b has committed, a looks again (soon, as
-    for any contended work) and starts the trigger: it must not wait for a next run's end
-    that will never come, since every later trigger queues behind it."""
-    here, there = two_stores
+def _a_run_going_on_a(here: PostgresStore) -> tuple[FakeClock, FakeRunner, Engine, Launched]:
+    """Node a's engine, with the run of j's first trigger going on it."""
     clock, runner = FakeClock(T0), FakeRunner()
     config = load_config(CONFIG, "test.yaml")
     engine = Engine(config, here, runner, node="a", shared=True)
@@ -48,6 +42,18 @@ def test_a_run_ending_while_another_node_routes_its_jobs_trigger_starts_that_tri
         tx.insert_event(NewEvent("manual/1", "j", "manual", "manual 1", clock.now()))
     engine.tick(clock.now())
     [first] = runner.launched
+    return clock, runner, engine, first
+
+
+def test_a_run_ending_while_another_node_routes_its_jobs_trigger_starts_that_trigger(
+        two_stores: tuple[PostgresStore, PostgresStore]) -> None:
+    """Node b routes a trigger of ``j`` while j's run goes on node a: b holds j's work, reads
+    the run as going and leaves the trigger waiting. Meanwhile the run ends on a, which
+    cannot take j's work to start what waits. Once b has committed, a looks again (soon, as
+    for any contended work) and starts the trigger: it must not wait for a next run's end
+    that will never come, since every later trigger queues behind it."""
+    here, there = two_stores
+    clock, runner, engine, first = _a_run_going_on_a(here)
     with here.transaction() as tx:
         waiting = tx.insert_event(NewEvent("manual/2", "j", "manual", "manual 2", clock.now()))
     assert waiting is not None
@@ -79,15 +85,7 @@ def test_a_trigger_meets_its_jobs_work_after_the_older_one_another_router_holds(
     (the core refuses a trigger older than the work it joins). Once b lets go, a routes
     both, oldest first."""
     here, there = two_stores
-    clock, runner = FakeClock(T0), FakeRunner()
-    config = load_config(CONFIG, "test.yaml")
-    engine = Engine(config, here, runner, node="a", shared=True)
-    engine.apply(config, clock.now())
-    engine.start(clock.now())
-    with here.transaction() as tx:
-        tx.insert_event(NewEvent("manual/1", "j", "manual", "manual 1", clock.now()))
-    engine.tick(clock.now())
-    [first] = runner.launched
+    clock, runner, engine, first = _a_run_going_on_a(here)
     with here.transaction() as tx:
         older = tx.insert_event(NewEvent("manual/2", "j", "manual", "manual 2", clock.now()))
         tx.insert_event(NewEvent("manual/3", "j", "manual", "manual 3", clock.now()))
