@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from tests.acceptance.conftest import Deployment
@@ -190,3 +196,43 @@ def _supervisors_of(daemon: int) -> list[int]:
         if parent == daemon and b"cronduit.executor.supervisor import main" in command:
             found.append(int(entry.name))
     return found
+
+
+EACH_SECOND = """
+jobs:
+  tick:
+    run: 'echo ran >> ticks.txt'
+    every: 1s
+"""
+
+
+def test_a_daemon_stopped_for_seconds_leaves_no_interval_slot_without_a_fate(
+    deployment: Deployment,
+) -> None:
+    """SIGSTOP the daemon of an every-1s job for 3.5 s, then SIGCONT: one late run, and
+    `schedule slots --json` gives every second from the first slot to the last a row, the
+    seconds passed over as missed with the reason; the jobs' own output matches the runs."""
+    deployment.write(EACH_SECOND)
+    daemon = deployment.serve()
+    deployment.wait_for(lambda: len(deployment.lines("ticks.txt")) >= 2)
+    daemon.send_signal(signal.SIGSTOP)
+    time.sleep(3.5)  # the stall itself is the case: a daemon frozen past three slots
+    daemon.send_signal(signal.SIGCONT)
+    stopped_at = len(deployment.lines("ticks.txt"))
+    deployment.wait_for(lambda: len(deployment.lines("ticks.txt")) >= stopped_at + 3)
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=15)
+    out = subprocess.run([sys.executable, "-m", "cronduit", "schedule", "slots", "tick",
+                          "--json", "-c", str(deployment.config)],
+                         capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    seconds = [datetime.fromisoformat(str(row["slot"]).replace("Z", "+00:00")) for row in rows]
+    assert [timedelta(seconds=1)] * (len(seconds) - 1) == [
+        later - earlier for earlier, later in itertools.pairwise(seconds)]
+    missed = [row for row in rows if row["fate"] == "missed"]
+    assert len(missed) >= 2, rows
+    assert all("an interval job runs once, not a burst" in str(row["reason"]) for row in missed)
+    ran = [row for row in rows if row["fate"] == "ran"]
+    assert len(ran) == len(deployment.runs("tick"))
+    # a run launched just before the stop may write its line a moment after the daemon left
+    deployment.wait_for(lambda: len(deployment.lines("ticks.txt")) == len(ran))

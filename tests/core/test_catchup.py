@@ -433,3 +433,79 @@ def test_an_interval_armed_inside_a_second_falls_due_on_whole_seconds_after() ->
     after_outage = decide_interval_firing(IntervalSchedule(60), armed,
                                           armed + timedelta(minutes=5, milliseconds=300))
     assert utc("2026-06-01T12:06:00") == after_outage.next_due
+
+
+def test_an_interval_outage_records_every_slot_it_passes_over_as_missed() -> None:
+    """every 10m, down from 00:00 until 01:03: 00:00 runs late, 00:10..01:00 are missed with
+    a reason naming how late the timer fired, and the timer re-arms for 01:13."""
+    schedule = IntervalSchedule(600)
+    armed = utc("2026-06-01T00:00")
+    firing = decide_interval_firing(schedule, armed, utc("2026-06-01T01:03"))
+    assert [utc("2026-06-01T00:00") + timedelta(minutes=10 * k) for k in range(1, 7)] == [
+        missed.slot.instant for missed in firing.missed]
+    assert {"missed: the timer fired 1h3m late; an interval job runs once, not a burst"} == {
+        missed.reason for missed in firing.missed}
+    assert firing.missed_count is None
+    assert utc("2026-06-01T01:13") == firing.next_due
+
+
+def test_an_interval_a_few_seconds_behind_misses_the_seconds_it_skips() -> None:
+    """every 1s, stalled 3.5 s: slot 12:00:00 runs, 12:00:01..03 are missed, next 12:00:04."""
+    armed = utc("2026-06-01T12:00")
+    firing = decide_interval_firing(IntervalSchedule(1), armed, armed + 3.5 * SECOND)
+    assert [armed + k * SECOND for k in (1, 2, 3)] == [m.slot.instant for m in firing.missed]
+    assert [m.slot.instant.strftime("%Y-%m-%d %H:%M:%S UTC") for m in firing.missed] == [
+        m.slot.name for m in firing.missed]
+    assert armed + 4 * SECOND == firing.next_due
+
+
+def test_an_interval_on_time_or_under_a_step_late_misses_nothing() -> None:
+    """A firing less than one step behind keeps its rhythm and passes over no slot."""
+    armed = utc("2026-06-01T12:00")
+    for late in (timedelta(0), PROMPT, 599 * SECOND):
+        assert () == decide_interval_firing(IntervalSchedule(600), armed, armed + late).missed
+
+
+def test_a_month_long_interval_outage_lists_the_newest_and_counts_the_rest() -> None:
+    """every 1s, down 30 days: the newest 1000 passed-over slots listed, the other 2,590,999
+    counted in one row from the first passed over to the last not listed."""
+    armed = utc("2026-06-01T00:00")
+    now = armed + timedelta(days=30)
+    firing = decide_interval_firing(IntervalSchedule(1), armed, now)
+    passed = 30 * 86400
+    assert LISTED_MISSED == len(firing.missed)
+    assert now == firing.missed[-1].slot.instant
+    assert firing.missed_count is not None
+    assert (passed - LISTED_MISSED, armed + SECOND, now - LISTED_MISSED * SECOND) == (
+        firing.missed_count.count, firing.missed_count.first, firing.missed_count.last)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([1, 2, 5, 60, 3600]), st.integers(0, 5_000_000))
+def test_an_interval_firing_gives_every_slot_of_its_rhythm_up_to_now_a_fate(
+        every: int, behind_ms: int) -> None:
+    """Whatever the lateness: the slot run, the slots missed (listed or counted) and the next
+    slot leave no slot of the old rhythm at or before now without a fate, and none twice."""
+    armed = utc("2026-06-01T12:00")
+    now = armed + timedelta(milliseconds=behind_ms)
+    firing = decide_interval_firing(IntervalSchedule(every), armed, now)
+    counted = 0 if firing.missed_count is None else firing.missed_count.count
+    fates = len(firing.publish) + len(firing.missed) + counted
+    assert int((now - armed).total_seconds()) // every + 1 == fates
+    instants = [m.slot.instant for m in firing.missed]
+    assert len(set(instants)) == len(instants)
+    assert firing.next_due is not None
+    assert firing.next_due > now
+
+
+def test_a_paused_interval_job_the_daemon_missed_for_hours_records_each_slot_paused() -> None:
+    """every 1h armed 03:00, paused, the daemon down until 06:30: 03:00..06:00 missed as
+    paused, nothing published, re-armed an hour after now."""
+    schedule = IntervalSchedule(3600)
+    armed = schedule.slot_at(utc("2026-06-01T03:00"))
+    now = utc("2026-06-01T06:30")
+    firing = decide_held_firing(schedule, armed, None, now, None, catch_up())
+    assert () == firing.publish
+    assert [(utc("2026-06-01T03:00") + k * HOUR, PAUSED) for k in range(4)] == [
+        (m.slot.instant, m.reason) for m in firing.missed]
+    assert now + HOUR == firing.next_due

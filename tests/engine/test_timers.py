@@ -114,6 +114,27 @@ def test_a_new_interval_job_runs_at_once_and_a_restart_does_not_rerun_it(
     assert utc("2026-06-01T00:10") == rig.at(utc("2026-06-01T00:09"))
 
 
+def test_an_interval_outage_gives_each_slot_it_passed_over_a_missed_row(
+    make_rig: MakeRig,
+) -> None:
+    """every 10m, the daemon down from 00:10 until 00:47: the 00:10 slot runs late, 00:20,
+    00:30 and 00:40 are missed with the reason, and the next run is at 00:57."""
+    rig = make_rig(INTERVAL, utc("2026-06-01T00:00"))
+    rig.tick()
+    rig.runner.finish(rig.runner.launched[0].run.id, 0)
+    rig.restart()
+    rig.at(utc("2026-06-01T00:47"))
+    assert [utc("2026-06-01T00:00"), utc("2026-06-01T00:10")] == [
+        launched.trigger.slot for launched in rig.runner.launched]
+    with rig.store.transaction() as tx:
+        ledger = tx.slots("poll", None, None)
+    assert [(0, "ran"), (10, "ran"), (20, "missed"), (30, "missed"), (40, "missed")] == [
+        (row.slot.minute, row.fate) for row in ledger]
+    assert "missed: the timer fired 37m late; an interval job runs once, not a burst" == (
+        ledger[-1].reason)
+    assert utc("2026-06-01T00:57") == rig.at(utc("2026-06-01T00:50"))
+
+
 def test_config_edits_follow_the_edit_rules(make_rig: MakeRig) -> None:
     """New timed job waits; edited timing runs its latest slot in the window; removed loses it."""
     rig = make_rig("jobs:\n  a:\n    run: x\n    cron: '0 * * * *'\n", utc("2026-06-01T10:20"))

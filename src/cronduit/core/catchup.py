@@ -25,6 +25,9 @@ The rules (cron and at):
 
 Interval (``every``) jobs publish their own slot, however late, and re-arm ``every`` after it,
 or ``every`` after ``now`` when that is already past: an outage yields one run, not a burst.
+The slots of the old rhythm that such a firing passes over (each ``every`` after the one it
+ran, up to ``now``) are recorded as missed, with the reason :func:`behind_reason`, so an
+interval job's ledger has a fate for every slot too (:func:`interval_passed_over`).
 
 A paused job's timer still fires, and every slot it passes over is recorded as missed with
 the reason ``paused`` (:func:`decide_held_firing`); so is every slot that fell due before a
@@ -275,21 +278,60 @@ def decide_interval_firing(schedule: IntervalSchedule, armed: datetime, now: dat
     the second ``armed`` falls in (:meth:`IntervalSchedule.slot_at`), and the next is due
     ``every`` after it, on a whole second too: a job armed at 12:00:00.6 runs at once (slot
     12:00:00), then at 12:00:01.0, 12:00:02.0, so a run's lateness is measured from the
-    instant it was due, never from a fraction of a second before it."""
+    instant it was due, never from a fraction of a second before it.
+
+    Behind by a step or more (an outage, a daemon stalled for a second): one run, then every
+    after ``now``; the slots passed over on the way are missed (:func:`interval_passed_over`).
+    """
     slot = schedule.slot_at(armed)
     step = timedelta(seconds=schedule.seconds)
     following = slot.instant + step
-    if following <= now:  # behind by a step or more (an outage): one run, then every after now
+    missed: tuple[Missed, ...] = ()
+    count: MissedCount | None = None
+    if following <= now:
         following = now.replace(microsecond=0) + step
+        missed, count = interval_passed_over(schedule, slot, now, behind_reason(slot, now))
     lateness = _late_by(now, armed)
     return Firing(
         publish=(Publish(slot, late=lateness >= SCHEDULING_TOLERANCE),),
-        missed=(),
-        missed_count=None,
+        missed=missed,
+        missed_count=count,
         next_slot=schedule.slot_at(following),
         next_due=following,
         last_name=slot.name,
     )
+
+
+def behind_reason(ran: Slot, now: datetime) -> str:
+    """The ledger's reason for an interval slot passed over by a firing at ``now`` that ran
+    the slot ``ran``: the whole seconds it was behind, and the rule that skipped the rest."""
+    behind = format_duration(int(_late_by(now, ran.instant)))
+    return f"missed: the timer fired {behind} late; an interval job runs once, not a burst"
+
+
+def interval_passed_over(schedule: IntervalSchedule, ran: Slot, until: datetime,
+                         reason: str) -> tuple[tuple[Missed, ...], MissedCount | None]:
+    """The slots of ``ran``'s rhythm (each ``every`` after it) at or before ``until``: the
+    newest :data:`LISTED_MISSED` listed with ``reason``, any older counted in one row.
+
+    Worked out by arithmetic rather than by walking the slots: a one-second job whose host
+    was down for a month passes over 2.6 million, and the firing transaction waits on this.
+    """
+    step = schedule.seconds
+    passed = int((until - ran.instant).total_seconds()) // step
+    if passed <= 0:
+        return (), None
+    counted = max(0, passed - LISTED_MISSED)
+
+    def nth(k: int) -> datetime:
+        return ran.instant + timedelta(seconds=k * step)
+
+    listed = tuple(Missed(schedule.slot_at(nth(k)), reason)
+                   for k in range(counted + 1, passed + 1))
+    if not counted:
+        return listed, None
+    counted_reason = COUNTED_PAUSED if reason == PAUSED else COUNTED_OUTAGE
+    return listed, MissedCount(counted, nth(1), nth(counted), counted_reason)
 
 
 def decide_held_firing(
@@ -338,15 +380,27 @@ def _held_interval_firing(schedule: IntervalSchedule, armed: Slot, last_name: st
     base = now if resumed_at is None else resumed_at
     step = timedelta(seconds=schedule.seconds)
     following = armed.instant + step
-    if following <= base:
+    missed: tuple[Missed, ...] = (Missed(armed, PAUSED),)
+    count: MissedCount | None = None
+    if following <= base:  # the daemon was down or behind while paused: every slot passed
         following = base + step
-    missed = (Missed(armed, PAUSED),)
+        passed, count = interval_passed_over(schedule, armed, base, PAUSED)
+        missed += passed
     if resumed_at is not None and following <= now:
         rest = decide_interval_firing(schedule, following, now)
-        return replace(rest, missed=missed + rest.missed)
-    return Firing(publish=(), missed=missed, missed_count=None,
+        return replace(rest, missed=missed + rest.missed,
+                       missed_count=_merged(count, rest.missed_count))
+    return Firing(publish=(), missed=missed, missed_count=count,
                   next_slot=schedule.slot_at(following), next_due=following,
                   last_name=last_name)
+
+
+def _merged(paused: MissedCount | None, behind: MissedCount | None) -> MissedCount | None:
+    """One counted row for a firing that passed over slots both while paused and after the
+    resume: the ledger keeps one count row per firing."""
+    if paused is None or behind is None:
+        return paused or behind
+    return MissedCount(paused.count + behind.count, paused.first, behind.last, COUNTED_OUTAGE)
 
 
 # -- arming on start and on config edits (SPEC §3) ------------------------------------------
