@@ -313,3 +313,37 @@ def test_an_outcome_is_queued_for_each_notifier_in_the_transaction_that_ends_the
     assert ["ops"] == skipped  # chat's `on` does not take skipped
     assert ("backup", "failure", 2) == (body["job"], body["outcome"], body["exit_status"])
     assert "T0KEN" not in json.dumps(body)
+
+
+def test_one_routing_batch_starts_waits_joins_and_unmatches_each_trigger_as_alone(
+    make_rig: MakeRig,
+) -> None:
+    """Routed in one batch (one transaction, the jobs' work read once): j's first trigger
+    starts a run and the next two wait behind it; k's two webhooks join its run in backoff;
+    a trigger for a job not in the config is unmatched. Each ends as if routed alone."""
+    config = SECRETS + ("jobs:\n  j:\n    run: ./j\n    webhook: true\n"
+                        "  k:\n    run: ./k\n    webhook: true\n")
+    rig = make_rig(config, T0)
+    rig.accept("manual/k", "k", "manual")
+    rig.tick()
+    sleeping = rig.runner.launched[0].run.id
+    rig.runner.finish(sleeping, 75, retry_after=60)
+    rig.tick()
+    for delivery, name, kind in (("manual/1", "j", "manual"), ("webhook/k/a", "k", "webhook"),
+                                 ("webhook/j/a", "j", "webhook"), ("webhook/gone", "gone",
+                                                                   "webhook"),
+                                 ("webhook/k/b", "k", "webhook"), ("webhook/j/b", "j", "webhook")):
+        rig.accept(delivery, name, kind)
+    rig.tick()
+    [_, started] = rig.runner.launched
+    assert "manual/1" == started.trigger.delivery_id
+    assert ["manual/k", "webhook/k/a", "webhook/k/b"] == linked(rig, sleeping)
+    with rig.store.transaction() as tx:
+        assert ["webhook/j/a", "webhook/j/b"] == [e.delivery_id for e in tx.waiting_events("j")]
+        gone = tx.event_by_delivery("webhook/gone")
+        assert gone is not None
+        assert "unmatched" == gone.state
+        assert [] == tx.new_events(10)
+    rig.runner.finish(started.run.id, 0)
+    rig.tick()
+    assert ["webhook/j/a", "webhook/j/b"] == linked(rig, rig.runner.launched[2].run.id)

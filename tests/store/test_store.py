@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cronduit.core.enums import EventState
 from cronduit.core.payload import Payload
 from cronduit.ports import AuditEntry, Conflict, NewEvent, Pause, Run, SlotRecord, Store, Timer
 from cronduit.store.sql.migrate import LATEST, statements
@@ -296,6 +297,59 @@ def test_due_backoffs_overdue_runs_and_active_counts(store: Store) -> None:
         assert (1, 1) == tx.active_count("a")
         assert (1, 0) == tx.active_count("b")
         assert (0, 0) == tx.active_count("nobody")
+
+
+def test_jobs_work_reads_a_batch_of_jobs_runs_and_newest_waiting_at_once(store: Store) -> None:
+    """Per job: runs going, how many in backoff, the oldest in backoff, the newest trigger
+    waiting; a job with none of these is left out, and ended runs do not count."""
+    with store.transaction() as tx:
+        for run_id, job, state in (("a1", "a", "running"), ("a2", "a", "backoff"),
+                                   ("a3", "a", "backoff"), ("b1", "b", "ended"),
+                                   ("c1", "c", "running")):
+            tx.insert_run(run(run_id, job=job, exclusive=False, state=state))
+        seqs = [tx.insert_event(event(d, job=j)) for d, j in
+                (("1", "b"), ("2", "b"), ("3", "d"), ("4", "a"))]
+        tx.set_event_state([s for s in seqs[:2] if s is not None], "waiting", None)
+        work = tx.jobs_work(["a", "b", "c", "d", "nobody"])
+    assert {"a", "b", "c"} == work.keys()  # d's trigger is new, not waiting
+    assert (3, 2, "a2", None) == (work["a"].running, work["a"].backoff, work["a"].sleeping,
+                                  work["a"].newest_waiting)
+    newest = work["b"].newest_waiting
+    assert newest is not None
+    assert (0, 0, None, seqs[1]) == (work["b"].running, work["b"].backoff, work["b"].sleeping,
+                                     newest.seq)
+    assert (1, 0) == (work["c"].running, work["c"].backoff)
+    with store.transaction() as tx:
+        assert {} == tx.jobs_work([])
+
+
+def test_held_elsewhere_finds_each_jobs_oldest_new_trigger_outside_a_batch(
+        store: Store) -> None:
+    """What a router holds is left out; of the rest still new, each job's lowest seq."""
+    with store.transaction() as tx:
+        seqs = [tx.insert_event(event(d, job=j)) for d, j in
+                (("1", "a"), ("2", "a"), ("3", "a"), ("4", "b"), ("5", "c"))]
+        assert None not in seqs
+        one, two, three, four, five = (s for s in seqs if s is not None)
+        tx.set_event_state([five], "waiting", None)  # routed already: not new
+        assert {"a": two} == tx.held_elsewhere(["a", "b", "c"], [one, four])
+        assert {"a": one, "b": four} == tx.held_elsewhere(["a", "b"], [three])
+        assert {} == tx.held_elsewhere([], [one])
+
+
+def test_set_event_states_writes_each_events_own_state_and_run(store: Store) -> None:
+    """Many events, each its own state and consuming run, in one call."""
+    with store.transaction() as tx:
+        tx.insert_run(run("r1", exclusive=False))
+        seqs = [tx.insert_event(event(d)) for d in ("1", "2", "3")]
+        one, two, three = (s for s in seqs if s is not None)
+        tx.set_event_states([(one, EventState.CONSUMED, "r1"), (two, EventState.WAITING, None),
+                             (three, EventState.UNMATCHED, None)])
+        tx.set_event_states([])
+    with store.transaction() as tx:
+        assert [one] == [e.seq for e in tx.events_of_run("r1")]
+        assert [two] == [e.seq for e in tx.waiting_events("report")]
+        assert [] == tx.new_events(10)
 
 
 def test_jobs_with_waiting_lists_each_job_once(store: Store) -> None:

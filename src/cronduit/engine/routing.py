@@ -9,48 +9,41 @@ turns the ends of runs into the ``on.after`` triggers of the jobs chained to the
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from cronduit.core.chaining import follow_ups
 from cronduit.core.config.model import Job
 from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
-from cronduit.core.overlap import (
-    Arrival,
-    Decision,
-    JobState,
-    dispatched,
-    on_arrival,
-    replaced_at_once,
-)
+from cronduit.core.overlap import Arrival, Decision, dispatched, on_arrival, replaced_at_once
+from cronduit.engine.arrivals import Arrivals
 from cronduit.engine.ending import end_run, skip
 from cronduit.engine.outbox import Outbox
 from cronduit.engine.plan import BATCH, Stage
-from cronduit.engine.work import arrival_state, start_run, trigger_of
+from cronduit.engine.work import start_run, trigger_of
 from cronduit.ports import Event, NewEvent, Transaction
-
-Known = dict[str, JobState]
-"""A job's state carried from one trigger of a batch to the next (see :func:`route`)."""
 
 
 def route(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> int:
-    """Route up to one batch of accepted triggers; how many were routed. A job's state is
-    carried from one trigger to the next while only this routing changed it (a trigger
-    joined the work, or was skipped), so a burst on one job reads the store once, not once
-    per trigger."""
+    """Route up to one batch of accepted triggers; how many were routed. The batch reads its
+    jobs' work at once and carries each job's state from one trigger to the next while only
+    this routing changed it (:class:`~cronduit.engine.arrivals.Arrivals`), so a burst reads
+    the store a few times per batch, not per trigger."""
     events = tx.new_events(BATCH, stage.excluded)
+    if not events:
+        return 0
     tx.claim_jobs({event.job for event in events})  # one round trip; each is asked below
-    known: Known = {}
+    arrivals = Arrivals.read(stage, tx, events)
     for event in events:
-        _route_one(stage, tx, event, now, outbox, known)
+        _route_one(stage, tx, event, now, outbox, arrivals)
+    arrivals.flush()
     return len(events)
 
 
 def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbox: Outbox,
-               known: Known) -> None:
+               arrivals: Arrivals) -> None:
     job = stage.config.jobs.get(event.job)
     if job is None:
-        tx.set_event_state([event.seq], EventState.UNMATCHED, None)
+        arrivals.unmatched(event)
         outbox.lines.append(f"unmatched {event.job}: {event.label} (no such job)")
         return
     if not tx.claim_job(job.name):  # another daemon decides this job's work now
@@ -59,44 +52,44 @@ def _route_one(stage: Stage, tx: Transaction, event: Event, now: datetime, outbo
     # Another daemon's router may hold an older trigger of this job (new_events skipped its
     # locked row) without having claimed the job yet: this one waits for it, since a job's
     # triggers meet its work in the order they were accepted.
-    if stage.shared and tx.older_new_event(job.name, event.seq):
+    if arrivals.waits_for_another_router(event):
         stage.contended = True
         return
-    state = known.pop(job.name, None) or arrival_state(stage, tx, job)
+    state = arrivals.state(job)
     trigger = trigger_of(event)
     arrival = on_arrival(state, trigger, job.overlap.of(trigger.kind), job.overlap.max_parallel)
     decision = dispatched(arrival.decision, stage.dispatch)
     if decision is Decision.WAIT:
-        known[job.name] = replace(state, waiting=(trigger,))
+        arrivals.waits(job, event, trigger)
+    elif decision is Decision.JOIN:
+        arrivals.joins(job, event)
     elif decision is Decision.SKIP:
-        known[job.name] = state
-    _carry(stage, tx, job, event, decision, arrival, now, outbox)
+        arrivals.flush()
+        skip(stage, tx, job, event, arrival.reason or "", now, outbox)
+    else:
+        arrivals.changed(job)
+        _carry(stage, tx, job, event, decision, arrival, now, outbox)
 
 
 def _carry(stage: Stage, tx: Transaction, job: Job, event: Event, decision: Decision,
            arrival: Arrival, now: datetime, outbox: Outbox) -> None:
-    """Write what the core decided for one trigger."""
+    """Write what the core decided for one trigger that starts a run or replaces the runs
+    going (a wait, a join or a skip is written by :func:`_route_one`)."""
     if decision is Decision.START:
         assert arrival.batch is not None
         start_run(stage, tx, job, arrival.batch, {event.seq: event}, now, outbox)
-    elif decision is Decision.WAIT:
-        tx.set_event_state([event.seq], EventState.WAITING, None)
-    elif decision is Decision.JOIN:
-        sleeping = next(run for run in tx.active_runs(job.name) if run.state == RunState.BACKOFF)
-        tx.set_event_state([event.seq], EventState.CONSUMED, sleeping.id)
-    elif decision is Decision.SKIP:
-        skip(stage, tx, job, event, arrival.reason or "", now, outbox)
-    else:  # REPLACE: the trigger waits for the runs going to end
-        tx.set_event_state([event.seq], EventState.WAITING, None)
-        for run in tx.active_runs(job.name):
-            if replaced_at_once(run.state == RunState.BACKOFF):
-                end_run(stage, tx, run, Outcome.CANCELLED, arrival.reason or "",
-                        run.exit_status, now, outbox)
-            else:
-                tx.update_run(run.id, cancel_reason="cancelled")
-                if run.node is None or run.node == stage.node:
-                    outbox.stops.append((run, "cancelled"))
-                # else its own node stops it when it sees the reason (cancelled_runs)
+        return
+    # REPLACE: the trigger waits for the runs going to end
+    tx.set_event_state([event.seq], EventState.WAITING, None)
+    for run in tx.active_runs(job.name):
+        if replaced_at_once(run.state == RunState.BACKOFF):
+            end_run(stage, tx, run, Outcome.CANCELLED, arrival.reason or "",
+                    run.exit_status, now, outbox)
+        else:
+            tx.update_run(run.id, cancel_reason="cancelled")
+            if run.node is None or run.node == stage.node:
+                outbox.stops.append((run, "cancelled"))
+            # else its own node stops it when it sees the reason (cancelled_runs)
 
 
 def chain(stage: Stage, tx: Transaction, now: datetime) -> None:

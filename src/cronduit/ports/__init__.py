@@ -44,7 +44,7 @@ from cronduit.ports.records import (
     SlotRecord,
     Timer,
 )
-from cronduit.ports.runs import WorkAndRuns
+from cronduit.ports.runs import NO_WORK, JobWork, WorkAndRuns
 from cronduit.ports.timers import TimersAndLedger
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from cronduit.core.log_tails import LogTail
 
 __all__ = [
+    "NO_WORK",
     "AuditEntry",
     "Clock",
     "Closing",
@@ -63,6 +64,7 @@ __all__ = [
     "EventsAndDeliveries",
     "HolderGone",
     "InstallationMeta",
+    "JobWork",
     "LaunchResult",
     "LeaseLost",
     "Membership",

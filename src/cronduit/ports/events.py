@@ -8,7 +8,7 @@ GitHub redelivery accepted twice, by one daemon or two, is one event. An event t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 from cronduit.core.enums import EventState
@@ -62,10 +62,12 @@ class EventsAndDeliveries(Protocol):
         returns and skips locked ones, so an event is routed once."""
         ...
 
-    def older_new_event(self, job: str, seq: int) -> bool:
-        """Whether an event of ``job`` older than ``seq`` is still ``new``: on a backend
-        with many routers, one that another router holds (skipped by :meth:`new_events`),
-        which must meet the job's work before any newer one does."""
+    def held_elsewhere(self, jobs: Collection[str], routing: Sequence[int]) -> dict[str, int]:
+        """For each of ``jobs`` that has an event still ``new`` besides the ``routing`` ones
+        (those this router read), the lowest such seq. On a backend with many routers,
+        those are events another router holds (skipped by :meth:`new_events`); any newer
+        event of that job must wait for them, since a job's triggers meet its work in the
+        order they were accepted. One statement for a routing batch."""
         ...
 
     def set_event_state(self, seqs: Sequence[int], state: EventState,
@@ -75,6 +77,11 @@ class EventsAndDeliveries(Protocol):
         the same again is harmless. The database refuses a state outside
         :class:`EventState` (a CHECK constraint). Concurrency: the caller routes these
         events (it read them in this transaction); the last commit wins."""
+        ...
+
+    def set_event_states(self, changes: Sequence[tuple[int, EventState, str | None]]) -> None:
+        """:meth:`set_event_state` for many events at once, each ``(seq, state, run_id)``
+        its own: what a routing batch decided, written in one statement."""
         ...
 
     def events_of_run(self, run_id: str) -> list[Event]:

@@ -8,12 +8,30 @@ refuses any other, and keeps at most one exclusive run of a job in progress.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from cronduit.core.log_tails import LogTail
 from cronduit.ports.records import Event, Run, RunEnd, RunLogTail
+
+
+@dataclass(frozen=True, slots=True)
+class JobWork:
+    """What a trigger arriving for a job meets in the store: the job's runs going and the
+    newest trigger waiting in its work (see :meth:`WorkAndRuns.jobs_work`)."""
+
+    running: int = 0
+    """Runs not ended, a run sleeping in backoff included."""
+    backoff: int = 0
+    sleeping: str | None = None
+    """The oldest run in backoff, by id: the one an arriving trigger may join."""
+    newest_waiting: Event | None = None
+
+
+NO_WORK = JobWork()
+"""A job with no run going and nothing waiting."""
 
 
 class WorkAndRuns(Protocol):
@@ -29,6 +47,12 @@ class WorkAndRuns(Protocol):
     def newest_waiting_event(self, job: str) -> Event | None:
         """The newest of :meth:`waiting_events` (highest seq), None when nothing waits; one
         row read however long the queue (asked per arriving trigger)."""
+        ...
+
+    def jobs_work(self, jobs: Collection[str]) -> dict[str, JobWork]:
+        """:class:`JobWork` of each of ``jobs`` that has a run going or a trigger waiting (a
+        job left out has neither), in two statements however many jobs: a routing batch
+        reads its jobs' state at once rather than in three round trips per trigger."""
         ...
 
     def jobs_with_waiting(self) -> list[str]:

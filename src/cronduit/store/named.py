@@ -9,16 +9,17 @@ backend's transaction, which gives this class its four primitives.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from cronduit.core.enums import NotificationState
+from cronduit.core.enums import EventState, NotificationState
 from cronduit.core.log_tails import LogTail
 from cronduit.ports import (
     AuditEntry,
     Delivery,
     Event,
+    JobWork,
     Notification,
     Pause,
     Run,
@@ -56,6 +57,10 @@ class NamedQueries(ABC):
     def _all(self, kind: type[R], query: str, /, **values: Any) -> list[R]:
         """The named query's rows as ``kind`` records."""
 
+    def _array(self, values: list[Any]) -> Any:
+        """A list bound as one value (an array on PostgreSQL; SQLite takes JSON text)."""
+        return values
+
     @abstractmethod
     def _fields(self, record: object) -> dict[str, Any]:
         """A record's fields as this backend binds them."""
@@ -76,8 +81,16 @@ class NamedQueries(ABC):
     def new_events(self, limit: int, excluded: Sequence[str] = ()) -> list[Event]:
         return self._all(Event, "new_events", limit=limit, excluded=list(excluded))
 
-    def older_new_event(self, job: str, seq: int) -> bool:
-        return self._run("older_new_event", job=job, seq=seq).fetchone() is not None
+    def held_elsewhere(self, jobs: Collection[str], routing: Sequence[int]) -> dict[str, int]:
+        if not jobs:
+            return {}
+        rows = self._run("held_elsewhere", jobs=self._array(list(jobs)),
+                         routing=self._array(list(routing))).fetchall()
+        return {str(job): int(seq) for job, seq in rows}
+
+    def set_event_states(self, changes: Sequence[tuple[int, EventState, str | None]]) -> None:
+        self._many("set_one_event_state", [{"state": str(state), "run_id": run_id, "seq": seq}
+                                           for seq, state, run_id in changes])
 
     def due_backoffs(self, now: datetime, node: str | None = None,
                      excluded: Sequence[str] = ()) -> list[Run]:
@@ -94,6 +107,18 @@ class NamedQueries(ABC):
 
     def newest_waiting_event(self, job: str) -> Event | None:
         return self._one(Event, "newest_waiting_event", job=job)
+
+    def jobs_work(self, jobs: Collection[str]) -> dict[str, JobWork]:
+        if not jobs:
+            return {}
+        listed = self._array(list(jobs))
+        running = {str(job): (int(going), int(backoff), None if sleeping is None else str(sleeping))
+                   for job, going, backoff, sleeping
+                   in self._run("jobs_running", jobs=listed).fetchall()}
+        waiting = {event.job: event for event in self._all(Event, "jobs_newest_waiting",
+                                                           jobs=listed)}
+        return {job: JobWork(*running.get(job, (0, 0, None)), newest_waiting=waiting.get(job))
+                for job in running.keys() | waiting.keys()}
 
     def jobs_with_waiting(self) -> list[str]:
         return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]

@@ -25,9 +25,12 @@ SELECT * FROM events WHERE delivery_id = %(delivery_id)s;
 SELECT * FROM events WHERE state = 'new' AND NOT (job = ANY(%(excluded)s::text[]))
 ORDER BY seq LIMIT %(limit)s FOR UPDATE SKIP LOCKED;
 
--- name: older_new_event
--- An older trigger of the job that another daemon's router holds (see routing).
-SELECT 1 FROM events WHERE job = %(job)s AND state = 'new' AND seq < %(seq)s LIMIT 1;
+-- name: held_elsewhere
+-- Each job's oldest trigger still new besides those this router holds: another daemon's
+-- router has it (see routing). A routing batch's jobs at once.
+SELECT job, MIN(seq) FROM events
+WHERE state = 'new' AND job = ANY(%(jobs)s::text[]) AND NOT (seq = ANY(%(routing)s::bigint[]))
+GROUP BY job;
 
 -- name: waiting_events
 SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq;
@@ -35,8 +38,19 @@ SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq;
 -- name: newest_waiting_event
 SELECT * FROM events WHERE job = %(job)s AND state = 'waiting' ORDER BY seq DESC LIMIT 1;
 
+-- name: jobs_newest_waiting
+SELECT DISTINCT ON (job) * FROM events
+WHERE job = ANY(%(jobs)s::text[]) AND state = 'waiting' ORDER BY job, seq DESC;
+
 -- name: set_event_state
 UPDATE events SET state = %(state)s, run_id = %(run_id)s WHERE seq = ANY(%(seqs)s);
+
+-- name: set_event_states
+-- Each event its own state and run, in one statement (a routing batch's decisions).
+UPDATE events SET state = change.state, run_id = change.run_id
+FROM unnest(%(seqs)s::bigint[], %(states)s::text[], %(runs)s::text[])
+    AS change (seq, state, run_id)
+WHERE events.seq = change.seq;
 
 -- name: events_of_run
 SELECT * FROM events WHERE run_id = %(run_id)s ORDER BY seq;
@@ -204,6 +218,13 @@ ORDER BY seq;
 -- name: active_count
 SELECT COUNT(*) AS running, COUNT(*) FILTER (WHERE state = 'backoff') AS backoff
 FROM runs WHERE job = %(job)s AND state <> 'ended';
+
+-- name: jobs_running
+-- Each job's runs going, how many sleep in backoff and the oldest of those: a routing
+-- batch's jobs at once.
+SELECT job, COUNT(*) AS running, COUNT(*) FILTER (WHERE state = 'backoff') AS backoff,
+       (ARRAY_AGG(id ORDER BY seq) FILTER (WHERE state = 'backoff'))[1] AS sleeping
+FROM runs WHERE job = ANY(%(jobs)s::text[]) AND state <> 'ended' GROUP BY job;
 
 -- name: jobs_with_waiting
 SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;

@@ -223,6 +223,14 @@ class PgTransaction(NamedQueries):
         if seqs:
             self._run("set_event_state", state=state, run_id=run_id, seqs=list(seqs))
 
+    def set_event_states(self, changes: Sequence[tuple[int, EventState, str | None]]) -> None:
+        # One statement over three arrays: a batch's 500 updates pipelined one by one took a
+        # third of the routing's time.
+        if changes:
+            seqs, states, runs = zip(*changes, strict=True)
+            self._run("set_event_states", seqs=list(seqs), states=[str(s) for s in states],
+                      runs=list(runs))
+
     # timers and slots --------------------------------------------------------------------
 
     def advance_timers(self, moves: Sequence[tuple[Timer, int]]) -> int:

@@ -21,8 +21,13 @@ SELECT * FROM events
 WHERE state = 'new' AND job NOT IN (SELECT value FROM json_each(:excluded))
 ORDER BY seq LIMIT :limit;
 
--- name: older_new_event
-SELECT 1 FROM events WHERE job = :job AND state = 'new' AND seq < :seq LIMIT 1;
+-- name: held_elsewhere
+-- Each job's oldest trigger still new besides those this router holds (:jobs and :routing
+-- are JSON arrays). One router per SQLite state, so it finds none; kept for the contract.
+SELECT job, MIN(seq) FROM events
+WHERE state = 'new' AND job IN (SELECT value FROM json_each(:jobs))
+    AND seq NOT IN (SELECT value FROM json_each(:routing))
+GROUP BY job;
 
 -- name: waiting_events
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
@@ -30,7 +35,15 @@ SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
 -- name: newest_waiting_event
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq DESC LIMIT 1;
 
+-- name: jobs_newest_waiting
+SELECT * FROM events WHERE seq IN (
+    SELECT MAX(seq) FROM events
+    WHERE state = 'waiting' AND job IN (SELECT value FROM json_each(:jobs)) GROUP BY job);
+
 -- name: set_event_state
+UPDATE events SET state = :state, run_id = :run_id WHERE seq = :seq;
+
+-- name: set_one_event_state
 UPDATE events SET state = :state, run_id = :run_id WHERE seq = :seq;
 
 -- name: events_of_run
@@ -184,6 +197,16 @@ ORDER BY seq;
 SELECT COUNT(*) AS running,
        COALESCE(SUM(CASE WHEN state = 'backoff' THEN 1 ELSE 0 END), 0) AS backoff
 FROM runs WHERE job = :job AND state <> 'ended';
+
+-- name: jobs_running
+-- Each job's runs going, how many sleep in backoff and the oldest of those (:jobs is a
+-- JSON array): a routing batch's jobs at once.
+SELECT job, COUNT(*) AS running,
+       COALESCE(SUM(CASE WHEN state = 'backoff' THEN 1 ELSE 0 END), 0) AS backoff,
+       (SELECT b.id FROM runs AS b WHERE b.job = r.job AND b.state = 'backoff'
+        ORDER BY b.seq LIMIT 1) AS sleeping
+FROM runs AS r WHERE job IN (SELECT value FROM json_each(:jobs)) AND state <> 'ended'
+GROUP BY job;
 
 -- name: jobs_with_waiting
 SELECT DISTINCT job FROM events WHERE state = 'waiting' ORDER BY job;

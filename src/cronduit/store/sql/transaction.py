@@ -241,6 +241,9 @@ class SqlTransaction(NamedQueries):
             self._cursor.execute(self._translate(queries()[query]), _params(values))
         return self._cursor
 
+    def _array(self, values: list[Any]) -> Any:
+        return json.dumps(values)  # read by the queries through json_each
+
     def _many(self, query: str, rows: Sequence[Mapping[str, Any]]) -> int:
         """One statement for many rows: the group commit's cheapest form. How many rows
         changed."""
