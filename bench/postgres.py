@@ -618,6 +618,14 @@ def _trial(nodes: Cluster, db: psycopg.Connection[Any], timeout: float,
                  math.nan if late is None or late[0] is None else float(late[0]), ended)
 
 
+def _missed(db: psycopg.Connection[Any]) -> list[tuple[str, int]]:
+    """The ledger's missed slots by reason (an interval timer a second or more behind runs
+    once and records the slots it passed over as missed)."""
+    rows = db.execute("SELECT reason, SUM(count) FROM slots WHERE fate = 'missed'"
+                      " GROUP BY reason ORDER BY reason").fetchall()
+    return [(str(reason), int(count)) for reason, count in rows]
+
+
 def _ledger_check(db: psycopg.Connection[Any]) -> tuple[int, int, int, list[Gap]]:
     """(slots due over the part, of them with no ledger row, of them fired twice, the gaps):
     each job's every-second slots from its first to its last recorded."""
@@ -659,9 +667,7 @@ class Gap:
         return (f"{self.job}: {missing} slot{'s' if missing > 1 else ''} after "
                 f"{self.before:%H:%M:%S} with no row; that slot fired {late:.2f} s late, at "
                 f"{self.before_fired:%H:%M:%S.%f}, the next ({self.after:%H:%M:%S}) at "
-                f"{self.after_fired:%H:%M:%S.%f}"
-                + (" (an interval timer a second or more behind fires once and re-arms "
-                   "after now: the slots passed over get no ledger row)" if late >= 1 else ""))
+                f"{self.after_fired:%H:%M:%S.%f}")
 
 
 def _nearest(timeline: Timeline, instant: datetime) -> str:
@@ -725,6 +731,8 @@ def part_failover(plan: Plan, figures: Figures) -> None:
             figures.doubled += doubled
             print(f"\nledger over the part: {due:,} slots due, {lost} with no ledger row, "
                   f"{doubled} fired twice")
+            for reason, count in _missed(db):
+                print(f"  missed, with a row saying why: {count:,} x {reason}")
             shown: set[datetime] = set()
             for gap in gaps:
                 print(f"  {gap}")

@@ -113,6 +113,29 @@ class RunState(StrEnum):
     """Over, with an outcome; never changes again (only its files may be pruned)."""
 
 
+class ExecutionState(StrEnum):
+    """Where a durable multi-step execution is (SPEC §8): ``running`` while an activation (a
+    run) walks its steps, then ``succeeded``, or ``failed`` (resumable until it is abandoned,
+    expires or reaches its activations' limit), or ``abandoned`` (never resumed again)."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+
+class StepState(StrEnum):
+    """Where one step of an execution is: ``pending`` until an attempt of it starts,
+    ``running`` while one goes (or waits for its retry), ``done`` once an attempt's exit
+    status and validated outputs were saved together, ``failed`` when its last attempt
+    failed (a resume runs it again)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
 class NotificationState(StrEnum):
     """Where a queued notification of a run's outcome is."""
 

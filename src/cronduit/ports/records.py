@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.enums import (
+    EventState,
+    ExecutionState,
+    NotificationState,
+    RunState,
+    SlotFate,
+    StepState,
+)
 from cronduit.core.payload import EMPTY, Payload
 
 
@@ -133,6 +140,68 @@ class Run:
     files_pruned: bool = False
     node: str | None = None
     """The node the run goes (or went) on: where its process and its files are."""
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """A durable multi-step execution (SPEC §8): one walk of a job's steps, over one or more
+    activations (runs), resumable where it failed."""
+
+    id: str
+    job: str
+    definition: str
+    """The stable hash of the job's steps when the execution began
+    (:func:`cronduit.core.steps.definition_hash`): a resume is refused once it differs."""
+    inputs: str
+    """The inputs of the trigger that began it, as JSON text (a run's ``inputs``); a resume
+    never changes them."""
+    state: ExecutionState
+    created_at: datetime
+    expires_at: datetime
+    """``created_at`` plus the job's ``durable.retention``; a resume does not extend it."""
+    updated_at: datetime
+    activations: int = 1
+    run_id: str | None = None
+    """The newest activation's run."""
+    failed_step: str | None = None
+    """The step whose failure ended the newest activation, if it failed."""
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionStep:
+    """One step of an execution, keyed by its declared id."""
+
+    execution_id: str
+    step_id: str
+    position: int
+    state: StepState
+    outputs: str | None = None
+    """The validated outputs as a JSON object's text, saved with the step's success."""
+    attempts: int = 0
+    """Attempts of this step over every activation."""
+    done_at: datetime | None = None
+    run_id: str | None = None
+    """The run of the step's latest attempt."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepAttempt:
+    """One attempt of one step: append-only history. It is attempt ``attempt`` of run
+    ``run_id``, so its log and files are that attempt's."""
+
+    execution_id: str
+    step_id: str
+    attempt_id: str
+    """``CRONDUIT_ATTEMPT_ID``: fresh for every attempt."""
+    run_id: str
+    attempt: int
+    started_at: datetime
+    ended_at: datetime | None = None
+    exit_status: int | None = None
+    outcome: str | None = None
+    """``success``, ``failure``, ``timeout`` or ``cancelled`` once ended."""
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
