@@ -467,10 +467,26 @@ def test_the_steps_backoff_must_fit_the_timeout_together() -> None:
     ] == errors(text)
 
 
-def test_durable_needs_steps() -> None:
-    """Retention is about multi-step executions only."""
-    assert ["c.yaml:2:15: jobs.a.durable: applies only to a job with steps",
-            f"c.yaml:2:15: jobs.a.durable: {DURABLE_NOT_YET}"] == errors(
+def test_a_step_timeout_longer_than_the_jobs_is_refused_at_the_step() -> None:
+    """Every step shares the job's deadline, so a longer step timeout could never apply."""
+    text = """\
+        jobs:
+          a:
+            timeout: 10m
+            steps:
+              - {id: one, run: x, timeout: 10m}
+              - {id: two, run: y, timeout: 11m}
+        """
+    assert [
+        f"c.yaml:4:5: jobs.a.steps: {STEPS_NOT_YET}",
+        "c.yaml:6:27: jobs.a.steps[1].timeout: is longer than the job's timeout (10m): the "
+        "job's deadline, which every step shares, would always come first",
+    ] == errors(text)
+
+
+def test_durable_alone_on_a_single_command_job_is_refused_only_as_not_built_yet() -> None:
+    """A one-command job may opt in with durable: alone (it is then one step, main)."""
+    assert [f"c.yaml:2:15: jobs.a.durable: {DURABLE_NOT_YET}"] == errors(
         "jobs:\n  a: {run: x, durable: {retention: 1d}}\n"
     )
 

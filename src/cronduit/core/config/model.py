@@ -379,6 +379,8 @@ class Step(_Record):
     """Variable name -> ``"step.OUTPUT"`` of an earlier step."""
     retry: Retry | None = None
     """``None`` inherits the job's ``retry``."""
+    timeout: PositiveDuration | None = None
+    """How long one attempt of the step may take; ``None``: only the job's deadline."""
 
     RULES: ClassVar[Sequence[rules.Rule[Any]]] = rules.STEP_RULES
 

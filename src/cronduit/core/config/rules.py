@@ -250,10 +250,16 @@ def _steps_fit_timeout(job: Job, _: LoadContext | None) -> Iterator[Problem]:
         )
 
 
-@_job_rule("durable", "steps")
-def _durable_needs_steps(job: Job, _: LoadContext | None) -> Iterator[Problem]:
-    if job.durable is not None and job.steps is None:
-        yield Problem(("durable",), "applies only to a job with steps", at_key=True)
+@_job_rule("timeout", "steps")
+def _step_timeouts_fit_the_job(job: Job, _: LoadContext | None) -> Iterator[Problem]:
+    for index, step in enumerate(job.steps or ()):
+        if step.timeout is not None and step.timeout > job.timeout:
+            yield Problem(
+                ("steps", index, "timeout"),
+                f"is longer than the job's timeout ({_fmt(job.timeout)}): the job's deadline, "
+                "which every step shares, would always come first",
+                at_key=True,
+            )
 
 
 @_job_rule("dir", "workspace")
