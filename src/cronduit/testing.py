@@ -6,7 +6,7 @@ schedules in milliseconds: the test decides when time passes and how each attemp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -14,6 +14,7 @@ from typing import Literal
 from cronduit.core.config.model import Job
 from cronduit.core.lifecycle import AttemptReport
 from cronduit.core.log_tails import LogTail, tail_of
+from cronduit.core.steps import StepLaunch
 from cronduit.ports import Deferred, Event, LaunchResult, Run
 
 
@@ -47,6 +48,8 @@ class Launched:
     trigger: Event
     attempt: int
     pid: int
+    step: StepLaunch | None = None
+    """The step, its ids and inputs, when the attempt is a step's."""
 
 
 @dataclass
@@ -71,7 +74,8 @@ class FakeRunner:
     _ended: list[tuple[str, int, AttemptReport]] = field(default_factory=list)
     _live: dict[str, int] = field(default_factory=dict)
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchResult:
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int,
+               step: StepLaunch | None = None) -> LaunchResult:
         if self.deferring is not None:
             return Deferred(self.deferring)
         if job.name in self.unstartable:
@@ -79,12 +83,13 @@ class FakeRunner:
                                 AttemptReport(None, not_started=self.unstartable[job.name])))
             return None
         pid = 1000 + len(self.launched)
-        self.launched.append(Launched(run, job, trigger, attempt, pid))
+        self.launched.append(Launched(run, job, trigger, attempt, pid, step))
         self._live[run.id] = attempt
         return pid, pid * 7
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[LaunchResult]:
-        return [self.launch(*launch) for launch in launches]
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                    steps: Mapping[str, StepLaunch] | None = None) -> list[LaunchResult]:
+        return [self.launch(*launch, (steps or {}).get(launch[0].id)) for launch in launches]
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         found = self.recovered.get(run.id, "running")

@@ -54,6 +54,11 @@ class AttemptReport:
     """The end of the run's log once the attempt ended, when the engine keeps it in the
     store (a state shared by many hosts, :mod:`cronduit.core.log_tails`); None otherwise,
     and when the run has no log."""
+    outputs: bytes | None = None
+    """What a step attempt wrote to ``$CRONDUIT_OUTPUT_FILE``, raw and bounded (None: no
+    file); validated by :func:`cronduit.core.steps.parse_outputs` before it is saved."""
+    outputs_unreadable: str | None = None
+    """Why the output file could not be read, when it could not."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,9 @@ wins when two sources name the same one. From the lowest to the highest:
 2. the job's ``env``;
 3. the job's ``secrets``, by name, from the secrets the daemon read (one that is not set is
    left out: ``doctor`` reports it);
-4. the run's inputs (:func:`run_inputs`);
-5. cronduit's own ``CRONDUIT_*`` variables, then the workspace's
+4. the run's inputs (:func:`run_inputs`), and a step's declared inputs;
+5. cronduit's own ``CRONDUIT_*`` variables (a step attempt's ids and output file among
+   them), then the workspace's
    (:func:`workspace_variables`), which nothing else can replace.
 
 Also here: the trigger document the job reads from ``$CRONDUIT_TRIGGER_FILE``
@@ -29,6 +30,7 @@ from typing import Final, Protocol
 
 from cronduit.core.config.model import Job
 from cronduit.core.payload import Payload
+from cronduit.core.steps import StepLaunch
 from cronduit.core.timespec import format_utc
 
 __all__ = [
@@ -107,13 +109,18 @@ def run_inputs(job: Job, stored: str) -> dict[str, str]:
 
 def run_environment(run: RunFacts, job: Job, trigger: TriggerFacts, attempt: int, *,
                     trigger_file: str, output_dir: str, secrets: Mapping[str, str],
-                    environ: Mapping[str, str]) -> dict[str, str]:
+                    environ: Mapping[str, str], step: StepLaunch | None = None,
+                    output_file: str = "") -> dict[str, str]:
     """The variables of attempt number ``attempt`` of ``run``, in the order of precedence
-    the module names. Raises :class:`UnreadableInputs` (see :func:`run_inputs`)."""
+    the module names; for a step attempt (``step``) also its declared inputs, beside the
+    run's (``check`` keeps their names apart), and the ids and output file of SPEC §8.
+    Raises :class:`UnreadableInputs` (see :func:`run_inputs`)."""
     env = {name: environ[name] for name in PASSED_THROUGH if name in environ}
     env.update(job.env)
     env.update({name: secrets[name] for name in job.secrets if name in secrets})
     env.update(run_inputs(job, run.inputs))
+    if step is not None:
+        env.update(step.variables)
     env.update({
         "CRONDUIT_JOB": job.name,
         "CRONDUIT_RUN_ID": run.id,
@@ -122,6 +129,13 @@ def run_environment(run: RunFacts, job: Job, trigger: TriggerFacts, attempt: int
         "CRONDUIT_OUTPUT_DIR": output_dir,
         "CRONDUIT_ATTEMPT": str(attempt),
     })
+    if step is not None:
+        env.update({
+            "CRONDUIT_EXECUTION_ID": step.execution_id,
+            "CRONDUIT_STEP_ID": step.step.id,
+            "CRONDUIT_ATTEMPT_ID": step.attempt_id,
+            "CRONDUIT_OUTPUT_FILE": output_file,
+        })
     return env
 
 

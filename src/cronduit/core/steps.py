@@ -63,6 +63,18 @@ def definition_hash(job: Job) -> str:
 # -- what a step is given, and which runs next ---------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class StepLaunch:
+    """What one step attempt is given beyond its run's own variables: which step, under
+    which ids, and its declared inputs (:func:`step_variables`)."""
+
+    step: Step
+    execution_id: str
+    attempt_id: str
+    """``CRONDUIT_ATTEMPT_ID``: fresh for every attempt, of a retry or a resume too."""
+    variables: Mapping[str, str]
+
+
 def step_variables(step: Step, saved: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
     """The step's declared inputs as variables, each the saved output of an earlier step
     that ``check`` proved exists (``saved``: step id -> its outputs)."""

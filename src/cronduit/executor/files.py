@@ -2,6 +2,8 @@
 
     <run>/attempt-<n>               the record below, locked while it may still change
     <run>/attempt-<n>.retry_after   $CRONDUIT_RETRY_AFTER_FILE: the job's own hint, if any
+    <run>/attempt-<n>.outputs       $CRONDUIT_OUTPUT_FILE: a step's outputs, if it wrote them
+    <run>/attempt-<n>.log           a step attempt's own log (a durable run's attempts)
 
 The launcher creates the attempt file empty (never truncating or replacing it), locks it
 (``flock``) and hands the descriptor to the supervisor (:mod:`.supervisor`), which keeps it,
@@ -37,6 +39,8 @@ from cronduit.executor.states import Exited, NotStarted, Settled, Vanished
 
 RETRY_AFTER_SUFFIX = ".retry_after"
 RETRY_AFTER_VARIABLE = "CRONDUIT_RETRY_AFTER_FILE"
+OUTPUTS_SUFFIX = ".outputs"
+STEP_LOG_SUFFIX = ".log"
 STARTED = b"-"
 """The supervisor's first line: the attempt started, or is about to (see :mod:`.supervisor`)."""
 MAX_RECORD_BYTES = 4096
@@ -58,6 +62,17 @@ class Record:
 def retry_after_path(attempt_file: Path) -> Path:
     """Where the attempt's job may write its retry hint: beside the attempt file."""
     return attempt_file.with_name(attempt_file.name + RETRY_AFTER_SUFFIX)
+
+
+def outputs_path(attempt_file: Path) -> Path:
+    """Where a step attempt writes its outputs (``$CRONDUIT_OUTPUT_FILE``): beside the
+    attempt file, so a daemon adopting the attempt after a crash finds them too."""
+    return attempt_file.with_name(attempt_file.name + OUTPUTS_SUFFIX)
+
+
+def step_log_path(attempt_file: Path) -> Path:
+    """A step attempt's own log, beside its attempt file."""
+    return attempt_file.with_name(attempt_file.name + STEP_LOG_SUFFIX)
 
 
 def parse_record(raw: bytes) -> Record:

@@ -27,6 +27,7 @@ from cronduit.core.run_environment import (
     work_dir,
     workspace_variables,
 )
+from cronduit.core.steps import StepLaunch
 from cronduit.executor import (
     GRACE,
     Attempt,
@@ -43,8 +44,10 @@ from cronduit.executor import (
     wait,
     workspace,
 )
+from cronduit.executor.files import outputs_path, step_log_path
 from cronduit.executor.lease import write_lease
 from cronduit.executor.logs import read_tail
+from cronduit.executor.outputs import read_outputs
 from cronduit.executor.run_folders import RunFolders
 from cronduit.executor.spawn import begin_launch
 from cronduit.executor.workspace import WorkspaceError
@@ -94,18 +97,23 @@ class ProcessRunner:
 
     # -- the Runner protocol ----------------------------------------------------------------
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchResult:
-        return self.launch_many([(run, job, trigger, attempt)])[0]
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int,
+               step: StepLaunch | None = None) -> LaunchResult:
+        return self.launch_many([(run, job, trigger, attempt)],
+                                None if step is None else {run.id: step})[0]
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]) -> list[LaunchResult]:
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                    steps: Mapping[str, StepLaunch] | None = None) -> list[LaunchResult]:
         """Prepare each attempt, send them all to the supervisor, then collect the answers:
         the supervisor starts one job while the next request is on its way. Workspaces
         (git) are prepared on a few threads, since they wait on the network and the disk.
         Watching stays on the loop."""
         deferred: dict[str, Deferred] = {}
+        stepped = steps or {}
 
         def prepare(item: tuple[Run, Job, Event, int]) -> LaunchSpec | None:
-            return self._guarded(item, partial(self._prepare, *item), deferred)
+            return self._guarded(item, partial(self._prepare, *item, stepped.get(item[0].id)),
+                                 deferred)
 
         if any(job.workspace is not None for _, job, _, _ in launches):
             specs = list(self._pool.map(prepare, launches))
@@ -182,31 +190,36 @@ class ProcessRunner:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake)
 
-    def _prepare(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchSpec:
+    def _prepare(self, run: Run, job: Job, trigger: Event, attempt: int,
+                 step: StepLaunch | None) -> LaunchSpec:
         # Paths joined from the run's folder once: pathlib's joins were a tenth of a launch.
         folder = self._folders.make(run.id) if attempt == 1 else self.paths.run(run.id)
         output = folder / "output"
         if attempt > 1:
             output.mkdir(parents=True, exist_ok=True)
         trigger_file = folder / "trigger.json"
+        attempt_file = folder / f"attempt-{attempt}"
         env = run_environment(run, job, trigger, attempt, trigger_file=str(trigger_file),
                               output_dir=str(output), secrets=self._secrets(),
-                              environ=self._environ)
+                              environ=self._environ, step=step,
+                              output_file=str(outputs_path(attempt_file)))
         if job.workspace is not None:
             cwd = self._workspace(run, job, env)
         else:
             cwd = Path(work_dir(job.dir, self._config_dir_text))
         if attempt == 1 or not trigger_file.exists():
             _write_file(trigger_file, trigger_document(trigger, run.id))
+        # A step attempt runs the step's command, into a log of its own.
+        does = job if step is None else step.step
         return LaunchSpec(
             run_id=run.id,
             attempt=attempt,
-            argv=tuple(job.command) if job.command is not None else None,
-            shell=job.run,
+            argv=tuple(does.command) if does.command is not None else None,
+            shell=does.run,
             cwd=cwd,
             env=env,
-            attempt_file=folder / f"attempt-{attempt}",
-            log_path=folder / "log",
+            attempt_file=attempt_file,
+            log_path=folder / "log" if step is None else step_log_path(attempt_file),
             max_log=self._max_log(),
             lease_file=self._lease,
         )
@@ -335,7 +348,10 @@ def _write_file(path: Path, text: str) -> None:
 def _report(state: Settled, attempt_file: Path, stopped_for: str | None) -> AttemptReport:
     if isinstance(state, Exited):
         hint = retry_after(attempt_file)
-        return AttemptReport(state.exit_status, stopped_for=stopped_for, retry_after=hint)
+        outputs, unreadable = read_outputs(attempt_file) if state.exit_status == 0 else (
+            None, None)
+        return AttemptReport(state.exit_status, stopped_for=stopped_for, retry_after=hint,
+                             outputs=outputs, outputs_unreadable=unreadable)
     if isinstance(state, Vanished):
         return AttemptReport(None, stopped_for=stopped_for, vanished=stopped_for is None)
     return AttemptReport(None, stopped_for=stopped_for, vanished=True)

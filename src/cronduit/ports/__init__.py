@@ -12,7 +12,7 @@ are in :mod:`.records`. Each method's contract is written on it, and the contrac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from cronduit.core.config.model import Job
     from cronduit.core.lifecycle import AttemptReport
     from cronduit.core.log_tails import LogTail
+    from cronduit.core.steps import StepLaunch
 
 __all__ = [
     "NO_WORK",
@@ -162,16 +163,21 @@ LaunchResult = tuple[int, int] | Deferred | None
 class Runner(Protocol):
     """Runs attempts as processes. It reports facts; the engine decides what they mean."""
 
-    def launch(self, run: Run, job: Job, trigger: Event, attempt: int) -> LaunchResult:
+    def launch(self, run: Run, job: Job, trigger: Event, attempt: int,
+               step: StepLaunch | None = None) -> LaunchResult:
         """Start attempt ``attempt`` of ``run``; its (pid, process start time), a
         :class:`Deferred` launch, or None when the process could not be started: that
-        attempt's end then comes through :meth:`ended`, with the reason, like any other."""
+        attempt's end then comes through :meth:`ended`, with the reason, like any other.
+        With ``step``, the attempt is that step's of a durable execution: it runs the
+        step's command, with its variables, into a log of its own, and its report carries
+        what it wrote to ``$CRONDUIT_OUTPUT_FILE``."""
         ...
 
-    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]]
+    def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                    steps: Mapping[str, StepLaunch] | None = None
                     ) -> Sequence[LaunchResult]:
         """:meth:`launch` for several attempts at once (they may start concurrently), in
-        order."""
+        order; ``steps``: the step of each launch that is a step attempt, by run id."""
         ...
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
