@@ -10,6 +10,8 @@ state the same layout, minus the database, is under ``settings.runs_dir`` on eac
     <state>/runs/<run>/trigger.json             $CRONDUIT_TRIGGER_FILE
     <state>/runs/<run>/attempt-<n>              the attempt's lock, pid and exit status
     <state>/runs/<run>/attempt-<n>.retry_after  $CRONDUIT_RETRY_AFTER_FILE, if the job wrote it
+    <state>/runs/<run>/attempt-<n>.outputs      $CRONDUIT_OUTPUT_FILE, a step attempt's outputs
+    <state>/runs/<run>/attempt-<n>.log          a step attempt's own log (a durable run)
     <state>/runs/<run>/workspace                what the run was told of its workspace
     <state>/workspaces/<repository>-<hash>/     checkouts (:mod:`cronduit.executor.workspace`)
     <state>/daemon.lock                         held by the one daemon serving this state
@@ -75,3 +77,13 @@ class StatePaths:
     def attempt(self, run_id: str, attempt: int) -> Path:
         """The attempt's one file (a file, not a folder: each create costs at launch)."""
         return self.run(run_id) / f"attempt-{attempt}"
+
+    def step_log(self, run_id: str, attempt: int) -> Path:
+        """The own log of attempt ``attempt`` of a durable run (each step attempt's apart;
+        :func:`cronduit.executor.files.step_log_path` names it from the attempt file)."""
+        return self.run(run_id) / f"attempt-{attempt}.log"
+
+    def log_of(self, run_id: str, attempt: int, durable: bool) -> Path:
+        """Where attempt ``attempt`` of a run logs: its own file when the run is a durable
+        execution's, else the run's one log that every attempt appends to."""
+        return self.step_log(run_id, attempt) if durable else self.log(run_id)

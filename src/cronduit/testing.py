@@ -113,17 +113,20 @@ class FakeRunner:
     def hold_lease(self, until: float | None) -> None:
         self.lease = until
 
-    def log_tail(self, run_id: str) -> LogTail | None:
+    def log_tail(self, run_id: str, attempt: int | None = None) -> LogTail | None:
         self.tails_read.append(run_id)
         log = self.logs.get(run_id)
         return None if log is None else tail_of(log)
 
     # -- driving it from a test ---------------------------------------------------------------
 
-    def finish(self, run_id: str, exit_status: int, retry_after: int | None = None) -> None:
-        """End the live attempt of ``run_id`` with ``exit_status``."""
+    def finish(self, run_id: str, exit_status: int, retry_after: int | None = None,
+               outputs: bytes | None = None) -> None:
+        """End the live attempt of ``run_id`` with ``exit_status`` (and, for a step attempt,
+        what it wrote to its output file)."""
         attempt = self._live.pop(run_id)
-        self._ended.append((run_id, attempt, AttemptReport(exit_status, retry_after=retry_after)))
+        self._ended.append((run_id, attempt, AttemptReport(exit_status, retry_after=retry_after,
+                                                           outputs=outputs)))
 
     def running(self) -> list[str]:
         """Ids of runs with a live attempt, in launch order."""

@@ -477,10 +477,14 @@ def test_a_step_timeout_longer_than_the_jobs_is_refused_at_the_step() -> None:
               - {id: one, run: x, timeout: 10m}
               - {id: two, run: y, timeout: 11m}
         """
+    step_timeout_not_yet = (f"{NOT_YET} (a step's own timeout); the job's timeout bounds "
+                            "every step together")
     assert [
         f"c.yaml:4:5: jobs.a.steps: {STEPS_NOT_YET}",
+        f"c.yaml:5:27: jobs.a.steps[0].timeout: {step_timeout_not_yet}",
         "c.yaml:6:27: jobs.a.steps[1].timeout: is longer than the job's timeout (10m): the "
         "job's deadline, which every step shares, would always come first",
+        f"c.yaml:6:27: jobs.a.steps[1].timeout: {step_timeout_not_yet}",
     ] == errors(text)
 
 

@@ -34,6 +34,7 @@ from cronduit.cli.render import (
     utc,
 )
 from cronduit.cli.stored_tails import elsewhere, on_node, tail_note
+from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
 from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
@@ -63,7 +64,9 @@ def job() -> None:
 
 def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
                ) -> dict[str, object]:
-    """The run record of SPEC §5, exactly its keys; ``workspace`` when the run worked in one
+    """The run record of SPEC §5, exactly its keys; ``execution`` and ``steps`` (each step
+    attempt of the run, in order) when the run is a durable execution's activation;
+    ``workspace`` when the run worked in one
     (what it was told about the checkout); ``backfill: true`` with the ``slot`` it ran for
     when a backfill trigger started it; and ``notifications`` when the run's outcome was
     sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
@@ -88,9 +91,16 @@ def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
         with contextlib.suppress(OSError):  # pruned with the run's files, or never written
             record["workspace"] = (paths.run(run.id) / "workspace").read_text().strip()
     trigger = next((event for event in events if event.seq == run.trigger_seq), None)
-    if trigger is not None and trigger.payload.own_policy(TriggerKind.MANUAL) is not None:
+    if trigger is not None and trigger.kind == TriggerKind.MANUAL and (
+            trigger_policy(trigger.payload.fields) is not None):
         record["backfill"] = True
         record["slot"] = utc(trigger.slot)
+    if run.execution_id is not None:
+        record["execution"] = run.execution_id
+        record["steps"] = [
+            {"step": a.step_id, "attempt": a.attempt, "attempt_id": a.attempt_id,
+             "outcome": a.outcome, "exit_status": a.exit_status, "reason": a.reason}
+            for a in tx.step_attempts(run.execution_id) if a.run_id == run.id]
     notifications = tx.notifications_of_run(run.id)
     if notifications:
         record["notifications"] = [
@@ -151,22 +161,46 @@ def _copy_new(path: Path, position: int, cap: int) -> int:
     return reader.position
 
 
-def stream_log(state: State, rt: Runtime, run: Run, follow: bool) -> Run:
+def stream_log(state: State, rt: Runtime, run: Run, follow: bool,
+               attempt: int | None = None) -> Run:
     """Print the run's log; with ``follow``, keep printing until the run ends, saying on
-    stderr when it waits between attempts. The run as last read."""
-    path = state.paths.log(run.id)
-    position = 0
+    stderr when it waits between attempts. A durable run's step attempts each log apart:
+    their logs are printed one after another, each introduced on stderr, or only
+    ``attempt``'s. The run as last read."""
+    current, position = attempt or 1, 0
+    walks = attempt is None and run.execution_id is not None
     news = RetryNews(stderr_is_terminal(), lambda text: click.echo(text, nl=False, err=True))
+    cap = state.config.settings.max_log
+    if walks:
+        _introduce(state, run.id, current)
     while True:
         with state.store.transaction() as tx:
             run = tx.get_run(run.id) or run
         news.settle(run)
         # The state is read before the bytes, so an ended run's last words are printed.
-        position = _copy_new(path, position, state.config.settings.max_log)
+        position = _copy_new(log_path(state, run, current), position, cap)
+        while walks and current < run.attempts:  # that attempt is over: on to the next's
+            current, position = current + 1, 0
+            _introduce(state, run.id, current)
+            position = _copy_new(log_path(state, run, current), position, cap)
         if not follow or run.state == RunState.ENDED:
             return run
         news.show(run, rt.clock.now())
         rt.sleep(POLL_SECONDS)
+
+
+def log_path(state: State, run: Run, attempt: int) -> Path:
+    """Where attempt ``attempt`` of ``run`` logs on this host."""
+    return state.paths.log_of(run.id, attempt, run.execution_id is not None)
+
+
+def _introduce(state: State, run_id: str, attempt: int) -> None:
+    """Say on stderr which step attempt the log lines that follow are."""
+    with state.store.transaction() as tx:
+        written = tx.step_attempt(run_id, attempt)
+    if written is not None:
+        click.echo(f"cronduit: attempt {attempt} of run {run_id}: step {written.step_id} "
+                   f"(attempt id {written.attempt_id})", err=True)
 
 
 def _newest_with_log(tx: Transaction, name: str) -> Run | None:
@@ -174,13 +208,14 @@ def _newest_with_log(tx: Transaction, name: str) -> Run | None:
     return next((run for run in tx.history(name, 1000) if run.outcome != Outcome.SKIPPED), None)
 
 
-def show_log(state: State, rt: Runtime, run: Run, follow: bool) -> None:
+def show_log(state: State, rt: Runtime, run: Run, follow: bool,
+             attempt: int | None = None) -> None:
     """Print the run's log from this host's file; where there is none, the tail stored with
     the run, or say why there is nothing to print. Following a run whose log is on another
     host is refused (exit 1), naming the host, rather than waiting for a file that never
     comes here."""
     active = run.state != RunState.ENDED
-    if not state.paths.log(run.id).exists():
+    if not log_path(state, run, attempt or 1).exists():
         if follow and active and elsewhere(state, run):
             host = on_node(run, state) or " on another host"
             fail(f"run {run.id} runs{host}: its log is there, and only there can it be "
@@ -189,7 +224,7 @@ def show_log(state: State, rt: Runtime, run: Run, follow: bool) -> None:
         if not (follow and active):
             _show_stored(state, run, active)
             return
-    stream_log(state, rt, run, follow)
+    stream_log(state, rt, run, follow, attempt)
 
 
 def _show_stored(state: State, run: Run, active: bool) -> None:
@@ -213,13 +248,19 @@ def _show_stored(state: State, run: Run, active: bool) -> None:
 @job.command("logs")
 @click.argument("name")
 @click.option("--run", "run_id", metavar="ID", help="This run instead of the newest.")
+@click.option("--attempt", "attempt", type=click.IntRange(1), metavar="N",
+              help="Only attempt N of the run (of a job with steps: one step attempt).")
+@click.option("--step", "step_id", metavar="STEP",
+              help="Of a job with steps: only the run's latest attempt of STEP.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the run ends.")
 @config_option
-def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None:
+def logs(name: str, run_id: str | None, attempt: int | None, step_id: str | None,
+         follow: bool, config_path: Path) -> None:
     """Print the log (stdout and stderr) of NAME's newest run, or of --run ID.
 
-    A run that ran on another host (a state shared by many hosts) shows the tail of its log
-    stored with the run: its last MiB.
+    A job with steps logs each step attempt apart: they are printed in order, each
+    introduced on stderr; --attempt or --step picks one. A run that ran on another host (a
+    state shared by many hosts) shows the tail of its log stored with the run: its last MiB.
     """
     rt = runtime()
     with open_state(config_path) as state:
@@ -237,11 +278,31 @@ def logs(name: str, run_id: str | None, follow: bool, config_path: Path) -> None
             fail(f"the log of run {run.id} was deleted by retention (only the newest "
                  f"{state.config.settings.kept_runs} runs keep their files: settings.kept_runs)",
                  code=1)
+        chosen = _chosen_attempt(state, run, attempt, step_id)
         try:
-            show_log(state, rt, run, follow)
+            show_log(state, rt, run, follow, chosen)
         except KeyboardInterrupt:
             click.echo(f"\ncronduit: stopped following; run {run.id} goes on", err=True)
             raise SystemExit(INTERRUPTED) from None
+
+
+def _chosen_attempt(state: State, run: Run, attempt: int | None,
+                    step_id: str | None) -> int | None:
+    """The attempt ``--attempt`` or ``--step`` names (exit 2 when the run has no such)."""
+    if attempt is not None and step_id is not None:
+        fail("give --attempt or --step, not both")
+    if attempt is not None and attempt > max(run.attempts, 1):
+        fail(f"run {run.id} has {run.attempts} attempt(s), not {attempt}")
+    if step_id is None:
+        return attempt
+    if run.execution_id is None:
+        fail(f"run {run.id} has no steps: its job runs one command")
+    with state.store.transaction() as tx:
+        tried = [a.attempt for a in tx.step_attempts(run.execution_id)
+                 if a.run_id == run.id and a.step_id == step_id]
+    if not tried:
+        fail(f"run {run.id} ran no attempt of a step {clean(step_id, 80)!r}")
+    return max(tried)
 
 
 # -- run ----------------------------------------------------------------------------------
@@ -322,7 +383,7 @@ def follow_manual(state: State, rt: Runtime, name: str, delivery_id: str) -> int
         click.echo(f"\ncronduit: stopped following; run {run_id} goes on "
                    f"(cronduit job logs {name} --run {run_id} --follow)", err=True)
         return INTERRUPTED
-    if not state.paths.log(run.id).exists():  # it ran on another host: its stored tail
+    if not log_path(state, run, 1).exists():  # it ran on another host: its stored tail
         with state.store.transaction() as tx:
             stored = tx.stored_log_tail(run.id)
         if stored is not None:

@@ -88,7 +88,14 @@ def judge_attempt(
         return Verdict(Outcome.CANCELLED, "cancelled")
     if report.exit_status == 0:
         return Verdict(Outcome.SUCCESS, "")
-    reason = _failure_reason(report)
+    return judge_failure(_failure_reason(report), report, attempt, retry, now, deadline)
+
+
+def judge_failure(reason: str, report: AttemptReport, attempt: int, retry: Retry,
+                  now: datetime, deadline: datetime) -> Verdict:
+    """The verdict on attempt ``attempt`` that failed for ``reason``: a retry when ``retry``
+    and the deadline leave room for one, else the run's failure. A step whose exit status
+    was 0 but whose outputs were refused fails so too (:mod:`cronduit.core.steps`)."""
     delay = _retry_delay(report, attempt, retry)
     if delay is None:
         return Verdict(Outcome.FAILURE, reason)

@@ -39,6 +39,10 @@ class RunFacts:
     exit_status: int | None
     reason: str
     link: str | None = None
+    execution: str | None = None
+    """The durable execution the run was an activation of (a job with steps)."""
+    failed_step: str | None = None
+    """The step whose failure ended that activation, if one did."""
 
 
 def recipients(job_notify: Sequence[Outcome], notifiers: Mapping[str, Sequence[Outcome]],
@@ -57,9 +61,10 @@ def message(facts: RunFacts, form: Literal["json", "slack"]) -> dict[str, object
     if form == "slack":
         took = "" if duration is None else f" after {duration:g}s"
         why = f": {facts.reason}" if facts.reason else ""
+        steps = "" if facts.execution is None else f", execution {facts.execution}"
         return {"text": f"cronduit: {facts.job} run {facts.run} {facts.outcome}{took} "
-                        f"(attempts {facts.attempts}){why}"}
-    return {
+                        f"(attempts {facts.attempts}{steps}){why}"}
+    body: dict[str, object] = {
         "job": facts.job,
         "run": facts.run,
         "outcome": str(facts.outcome),
@@ -71,6 +76,10 @@ def message(facts: RunFacts, form: Literal["json", "slack"]) -> dict[str, object
         "reason": facts.reason,
         "link": facts.link,
     }
+    if facts.execution is not None:  # a durable execution's activation (SPEC §8)
+        body["execution"] = facts.execution
+        body["failed_step"] = facts.failed_step
+    return body
 
 
 def next_try(attempts_made: int, now: datetime) -> datetime | None:

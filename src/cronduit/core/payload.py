@@ -24,6 +24,8 @@ from cronduit.core.enums import TriggerKind
 CATCH_UP_ALL = "all"
 """What a serial catch-up's triggers say in their payload (``catch_up``)."""
 _EMPTY_TEXT = "{}"
+RESUME = "resume"
+"""The field of a resume trigger: the id of the execution it activates again (SPEC §8)."""
 
 
 class Payload:
@@ -45,10 +47,12 @@ class Payload:
     @classmethod
     def build(cls, *, inputs: Mapping[str, str] | None = None, body: str | None = None,
               delivery: Mapping[str, object] | None = None,
-              backfill: BackfillPolicy | None = None, serial_catch_up: bool = False
-              ) -> Payload:
+              backfill: BackfillPolicy | None = None, serial_catch_up: bool = False,
+              resume: str | None = None) -> Payload:
         """A payload from its parts; encoded when first stored."""
         fields: dict[str, object] = {}
+        if resume is not None:
+            fields[RESUME] = resume
         if inputs is not None or backfill is not None:
             fields["inputs"] = dict(inputs or {})
         if body is not None:
@@ -100,6 +104,8 @@ class Payload:
         if self.is_empty:
             return None
         if kind is TriggerKind.MANUAL:
+            if isinstance(self.fields.get(RESUME), str):
+                return RESUME_POLICY
             return trigger_policy(self.fields)
         if kind is TriggerKind.TIMER and self.fields.get("catch_up") == CATCH_UP_ALL:
             return SERIAL_CATCH_UP
@@ -116,6 +122,9 @@ class Payload:
 
 
 SERIAL_CATCH_UP = BackfillPolicy.named(backfill.SERIAL)
+RESUME_POLICY = BackfillPolicy.named(backfill.SERIAL)
+"""A resume's own policy: its own run, after the job's runs going, never merged with other
+triggers (a resume activates one execution; coalesced, it would start another)."""
 """The policy a serial catch-up's triggers follow: ``allow`` with at most one run going, so
 each slot is its own run and they run one after another, oldest first (as a backfill's)."""
 EMPTY = Payload()

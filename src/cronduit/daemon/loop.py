@@ -290,6 +290,7 @@ class Daemon:
             self._last_sweep = beat_at
         if beat_at - self._last_trim >= TRIM_EVERY:
             await self._off_loop(release_free_memory)
+            await self._off_loop(self.engine.prune_executions, self.clock.now())
             self._last_trim = beat_at
         due = await self._off_loop(self.engine.tick, self.clock.now())
         self._ticked.set()

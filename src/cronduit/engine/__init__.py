@@ -32,19 +32,14 @@ from cronduit.core.config.model import Config
 from cronduit.core.enums import RunState
 from cronduit.core.lifecycle import recovered_attempt
 from cronduit.engine.arming import Record, arm
-from cronduit.engine.ending import (
-    Ended,
-    attempt_ended,
-    collect_ended,
-    enforce_deadlines,
-    retry_due,
-    stop_cancelled,
-)
+from cronduit.engine.ending import Ended, attempt_ended, collect_ended
+from cronduit.engine.executions import launch_of
 from cronduit.engine.firing import fire_timers
 from cronduit.engine.launching import LAUNCH_CHUNK, Launcher
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.pauses import read_pauses, settle_pauses
 from cronduit.engine.plan import BATCH, Log, Plan, Stage, quiet
+from cronduit.engine.retries import enforce_deadlines, retry_due, stop_cancelled
 from cronduit.engine.routing import chain, route
 from cronduit.engine.tails import with_tail, with_tails
 from cronduit.engine.takeover import sweep_lost_nodes
@@ -113,6 +108,8 @@ class Engine:
         stage, outbox = self.stage, Outbox()
         ended = self.runner.ended()
         self._ended.extend(with_tails(self.runner, ended) if stage.keeps_tails else ended)
+        if self._ended:
+            self.checkpoint("ending")  # ends noticed, not recorded yet (crash tests only)
         with self.store.transaction() as tx:
             if self.launcher.unrecorded:
                 tx.record_starts(self.launcher.unrecorded)
@@ -167,10 +164,12 @@ class Engine:
                     continue
                 found = recovered_attempt(self.runner.recover(run), run.pid is not None)
                 if found == "not_started":
-                    outbox.launches.append(Launch(run, run.attempts))
+                    job = stage.config.jobs.get(run.job)
+                    step = None if job is None else launch_of(tx, job, run, run.attempts)
+                    outbox.launches.append(Launch(run, run.attempts, step=step))
                 elif found != "running":
                     if stage.keeps_tails:  # an attempt that ended while no daemon watched
-                        found = with_tail(self.runner, run.id, found)
+                        found = with_tail(self.runner, run.id, found, run.attempts)
                     attempt_ended(stage, tx, run, run.attempts, found, now, outbox)
             if stage.dispatch:
                 for name in tx.jobs_with_waiting():
@@ -187,6 +186,15 @@ class Engine:
         for name in tx.jobs_with_waiting():
             if name in stage.config.jobs:
                 start_waiting(stage, tx, name, now, outbox)
+
+    def prune_executions(self, now: datetime) -> int:
+        """Delete durable executions whose retention is over and that are not running, a
+        bounded batch at a time (their runs stay in the history); how many."""
+        with self.store.transaction() as tx:
+            expired = tx.expired_executions(now, BATCH)
+            for execution in expired:
+                tx.delete_execution(execution.id)
+        return len(expired)
 
     def forget_launches(self) -> None:
         """The node's lease was lost: launches committed under it must not begin now (its

@@ -18,15 +18,16 @@ from cronduit.core.enums import EventState, Outcome, RunState
 from cronduit.core.lifecycle import (
     RUN_END_EVENTS,
     AttemptReport,
-    backoff_step,
     judge_attempt,
     retry_of,
 )
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import on_backoff
 from cronduit.core.timespec import format_utc
-from cronduit.engine.outbox import Launch, Outbox
+from cronduit.engine.executions import settle
+from cronduit.engine.outbox import Outbox
 from cronduit.engine.plan import Stage
+from cronduit.engine.step_ends import step_verdict
 from cronduit.engine.work import inputs_of, job_state, start_waiting
 from cronduit.ports import Event, Run, Transaction
 
@@ -54,8 +55,14 @@ def attempt_ended(stage: Stage, tx: Transaction, run: Run, attempt: int, report:
         tx.store_log_tail(run.id, attempt, report.log_tail, now)
     if report.stopped_for is None and run.cancel_reason is not None:
         report = replace(report, stopped_for=run.cancel_reason)
-    retry = retry_of(job.retry if job is not None else None)
-    verdict = judge_attempt(report, attempt, retry, now, run.deadline_at or now)
+    if run.execution_id is not None and job is not None:
+        found = step_verdict(stage, tx, job, run, attempt, report, now, outbox)
+        if found is None:  # the step succeeded and the next one goes
+            return
+        verdict = found
+    else:
+        retry = retry_of(job.retry if job is not None else None)
+        verdict = judge_attempt(report, attempt, retry, now, run.deadline_at or now)
     if verdict.retry_at is not None and job is not None:
         tx.update_run(run.id, state=RunState.BACKOFF, next_attempt_at=verdict.retry_at,
                       exit_status=report.exit_status, reason=verdict.reason, pid=None)
@@ -74,6 +81,7 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
     what its end freed."""
     tx.update_run(run.id, state=RunState.ENDED, outcome=outcome, reason=reason,
                   exit_status=exit_status, finished_at=now, next_attempt_at=None)
+    failed_step = settle(tx, run, outcome, now)
     tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
     # Wall-clock time: a clock stepped back during the run would make it negative.
     took = max(0.0, (now - (run.started_at or now)).total_seconds())
@@ -83,7 +91,8 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
     if job is None:
         return
     notify(stage, tx, job, RunFacts(job.name, run.id, outcome, run.started_at, now,
-                                    run.attempts, exit_status, reason), now)
+                                    run.attempts, exit_status, reason,
+                                    execution=run.execution_id, failed_step=failed_step), now)
     # Only this node's runs: another's files are on its host, and two nodes marking each
     # other's rows pruned, each in its own order, would deadlock.
     for old in tx.runs_to_prune(job.name, stage.config.settings.kept_runs, stage.scope):
@@ -117,35 +126,3 @@ def notify(stage: Stage, tx: Transaction, job: Job, facts: RunFacts, now: dateti
     for name in recipients(job.notify, accepts, facts.outcome):
         body = json.dumps(message(facts, notifiers[name].format))
         tx.insert_notification(facts.run, name, body, now)
-
-
-def retry_due(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> None:
-    """Runs in backoff whose time came: the next attempt, or the end their deadline owes."""
-    for run in tx.due_backoffs(now, stage.scope, stage.excluded):
-        step = backoff_step(now, run.deadline_at, run.next_attempt_at)
-        if step == "timeout":
-            end_run(stage, tx, run, Outcome.TIMEOUT, "deadline passed during backoff",
-                    run.exit_status, now, outbox)
-        elif step == "retry":
-            attempt = run.attempts + 1
-            tx.update_run(run.id, state=RunState.RUNNING, attempts=attempt, next_attempt_at=None,
-                          node=stage.node)
-            outbox.launches.append(Launch(replace(run, attempts=attempt, node=stage.node),
-                                          attempt))
-
-
-def enforce_deadlines(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> None:
-    """Runs of this node going past their deadline are asked to stop; each ends when its
-    process does."""
-    for run in tx.overdue_runs(now, stage.scope):
-        tx.update_run(run.id, cancel_reason="timeout")
-        outbox.stops.append((run, "timeout"))
-
-
-def stop_cancelled(stage: Stage, tx: Transaction, outbox: Outbox) -> None:
-    """Runs of this node that another node asked to stop (a replace): stopped here, where
-    their processes are, once each."""
-    for run in tx.cancelled_runs(stage.node):
-        if run.id not in stage.stopping and run.cancel_reason is not None:
-            stage.stopping.add(run.id)
-            outbox.stops.append((run, run.cancel_reason))

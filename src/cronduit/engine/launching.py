@@ -88,7 +88,8 @@ class Launcher:
             # a job removed while its run was being started: the attempt never began
             if (job := jobs.get(launch.run.job)) is not None
         ]
-        started = self.runner.launch_many([item for _, item in batch])
+        steps = {launch.run.id: launch.step for launch, _ in batch if launch.step is not None}
+        started = self.runner.launch_many([item for _, item in batch], steps or None)
         launched: list[tuple[str, int, int]] = []
         deferred: list[Launch] = []
         for (launch, _), got in zip(batch, started, strict=True):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cronduit.core.steps import StepLaunch
 from cronduit.ports import Event, Run
 
 
@@ -20,6 +21,8 @@ class Launch:
     attempt: int
     trigger: Event | None = None
     """The run's trigger when at hand (a run just started): not read again to launch."""
+    step: StepLaunch | None = None
+    """The step this attempt runs, when the run is an execution's activation."""
 
 
 @dataclass

@@ -16,14 +16,15 @@ from cronduit.engine.ending import Ended
 from cronduit.ports import Runner
 
 
-def with_tail(runner: Runner, run_id: str, report: AttemptReport) -> AttemptReport:
+def with_tail(runner: Runner, run_id: str, report: AttemptReport,
+              attempt: int | None = None) -> AttemptReport:
     """The report with the run's log tail as the runner reads it now. Nothing writes to the
     log between an attempt's end and the next attempt's start, which waits for this end to
     be recorded, so now is the attempt's end."""
-    return replace(report, log_tail=runner.log_tail(run_id))
+    return replace(report, log_tail=runner.log_tail(run_id, attempt))
 
 
 def with_tails(runner: Runner, ended: Ended) -> Ended:
     """:func:`with_tail` for each attempt's end the runner reported."""
-    return [(run_id, attempt, with_tail(runner, run_id, report))
+    return [(run_id, attempt, with_tail(runner, run_id, report, attempt))
             for run_id, attempt, report in ended]

@@ -16,6 +16,8 @@ from cronduit.core.config.model import Job
 from cronduit.core.enums import EventState, RunState, TriggerKind
 from cronduit.core.lifecycle import run_deadline
 from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end, runs_alone
+from cronduit.core.steps import is_durable
+from cronduit.engine.executions import activation, first_step
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
 from cronduit.ports import Event, Run, Transaction
@@ -72,9 +74,15 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
               state=RunState.RUNNING, created_at=now, trigger_seq=chosen.seq, exclusive=exclusive,
               started_at=now, attempts=1, inputs=inputs_of(chosen), operator=chosen.operator,
               late=chosen.late, deadline_at=run_deadline(now, job.timeout), node=stage.node)
+    if is_durable(job):
+        run = activation(stage, tx, job, run, chosen, now)
     tx.insert_run(run)
     tx.set_event_state([t.seq for t in batch.triggers], EventState.CONSUMED, run.id)
-    outbox.launches.append(Launch(run, 1, chosen))
+    if run.state is RunState.ENDED:  # a resume refused since it was accepted
+        outbox.lines.append(f"run {job.name} {run.id}: skipped ({run.reason})")
+        return
+    step = first_step(stage, tx, job, run, now) if run.execution_id is not None else None
+    outbox.launches.append(Launch(run, 1, chosen, step=step))
     consumed = len(batch.triggers)
     extra = f", consuming {consumed} triggers" if consumed > 1 else ""
     outbox.lines.append(f"run {job.name} {run.id}: started [{chosen.label}]{extra}")

@@ -262,11 +262,15 @@ class ProcessRunner:
         write_lease(self.paths.lease, until)
         self._lease = None if until is None else self.paths.lease
 
-    def log_tail(self, run_id: str) -> LogTail | None:
+    def log_tail(self, run_id: str, attempt: int | None = None) -> LogTail | None:
         # Under max_log as in force: the cap the log was cut under, unless an apply changed
         # it since (the tail is then read as a reader of the log would read it, holes left
-        # out all the same).
+        # out all the same). A step attempt's own log, where the attempt was a step's.
         try:
+            if attempt is not None:
+                own = step_log_path(self.paths.attempt(run_id, attempt))
+                if own.exists():
+                    return read_tail(own, self._max_log())
             return read_tail(self.paths.log(run_id), self._max_log())
         except Exception:  # unreadable, or a fault of cronduit's: the end goes on without it
             return None

@@ -43,6 +43,7 @@ from cronduit.core.github import (
     with_verified_branch,
 )
 from cronduit.core.json_depth import JsonTooDeep, check_json_depth, loads
+from cronduit.core.limits import MAX_LISTED
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
 from cronduit.core.text import clean
@@ -53,9 +54,13 @@ from cronduit.http.gateway import Gateway
 from cronduit.http.models import (
     Accepted,
     DeliveryRecorded,
+    ExecutionDetail,
+    ExecutionList,
+    ExecutionRequest,
     Health,
     PauseRecord,
     PauseRequest,
+    ResumeAccepted,
     ResumeRequest,
     RunRequest,
     RunStarted,
@@ -85,6 +90,11 @@ def create_app(gateway: Gateway) -> Starlette:
         Route("/v1/jobs/{job}/run", routes.run_now, methods=["POST"]),
         Route("/v1/jobs/{job}/pause", routes.pause, methods=["POST"]),
         Route("/v1/jobs/{job}/resume", routes.resume, methods=["POST"]),
+        Route("/v1/executions", routes.executions, methods=["GET"]),
+        Route("/v1/executions/{execution}", routes.execution, methods=["GET"]),
+        Route("/v1/executions/{execution}/resume", routes.resume_execution, methods=["POST"]),
+        Route("/v1/executions/{execution}/abandon", routes.abandon_execution,
+              methods=["POST"]),
         Route("/openapi.json", lambda _: Response(openapi, media_type="application/json"),
               methods=["GET"]),
     ], exception_handlers={
@@ -228,6 +238,74 @@ class _Routes:
             return control.resume(tx, name, _operator(asked.operator), now)
 
         return _answer(_pause_record(await gateway.acceptor.submit(resume)), 200)
+
+
+    async def executions(self, request: Request) -> Response:
+        """The newest executions, as ``cronduit execution list`` gives them."""
+        job = request.query_params.get("job")
+        limit = _limit(request.query_params.get("limit"))
+
+        def read(tx: Transaction) -> list[dict[str, object]]:
+            return [intake.execution_summary(x, tx.execution_steps(x.id))
+                    for x in tx.executions(job, limit)]
+
+        found = await self.gateway.acceptor.submit(read)
+        return _answer(ExecutionList.model_validate({"executions": found}), 200)
+
+    async def execution(self, request: Request) -> Response:
+        """One execution, as ``cronduit execution inspect`` gives it."""
+        gateway = self.gateway
+        wanted, now = request.path_params["execution"], gateway.clock.now()
+
+        def read(tx: Transaction) -> dict[str, object]:
+            return intake.execution_detail(tx, gateway.config(),
+                                           intake.known_execution(tx, wanted), now)
+
+        return _answer(ExecutionDetail.model_validate(await gateway.acceptor.submit(read)), 200)
+
+    async def resume_execution(self, request: Request) -> Response:
+        """Resume a failed execution, as ``cronduit execution resume`` does: 202 once the
+        resume is durable; 409 with the reason when it cannot be resumed."""
+        gateway = self.gateway
+        _authorize(gateway, request.headers.get("authorization"))
+        wanted = request.path_params["execution"]
+        asked = _body(ExecutionRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
+        operator = intake.checked_operator(_operator(asked.operator))
+        now = gateway.clock.now()
+
+        def accept(tx: Transaction) -> intake.Accepted:
+            return intake.accept_resume(tx, gateway.config(), wanted, operator=operator,
+                                        now=now)
+
+        accepted = await gateway.acceptor.submit(accept)
+        return _answer(ResumeAccepted(execution=wanted,
+                                      delivery_id=accepted.event.delivery_id), 202)
+
+    async def abandon_execution(self, request: Request) -> Response:
+        """Abandon a failed execution, as ``cronduit execution abandon`` does; 409 while it
+        runs, or when it succeeded or was abandoned already."""
+        gateway = self.gateway
+        _authorize(gateway, request.headers.get("authorization"))
+        wanted = request.path_params["execution"]
+        asked = _body(ExecutionRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
+        operator = intake.checked_operator(_operator(asked.operator))
+        now = gateway.clock.now()
+
+        def abandon(tx: Transaction) -> dict[str, object]:
+            done = intake.abandon(tx, wanted, operator=operator, now=now)
+            return intake.execution_detail(tx, gateway.config(), done, now)
+
+        return _answer(ExecutionDetail.model_validate(await gateway.acceptor.submit(abandon)),
+                       200)
+
+
+def _limit(value: str | None) -> int:
+    """``?limit=``: 1 to :data:`~cronduit.core.limits.MAX_LISTED` (default 20), else 422."""
+    if value is None:
+        return 20
+    if not value.isdigit() or not 1 <= int(value) <= MAX_LISTED:
+        raise HTTPException(422, f"limit: must be a whole number from 1 to {MAX_LISTED}")
+    return int(value)
 
 
 def _operator(given: str | None) -> str:

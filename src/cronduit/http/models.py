@@ -97,3 +97,75 @@ class PauseRecord(BaseModel):
     until: str | None
     resumed_at: str | None
     resumed_by: str | None
+
+
+class StepTry(BaseModel):
+    """One attempt of one step: which run and attempt it was, how it ended."""
+
+    run: str
+    attempt: int
+    attempt_id: str
+    started_at: str
+    ended_at: str | None
+    exit_status: int | None
+    outcome: str | None
+    reason: str
+    log: str
+    """Where its log is, under the state folder of the host that ran it."""
+
+
+class StepInfo(BaseModel):
+    """One step of an execution, keyed by its declared id, with its saved outputs."""
+
+    step: str
+    state: Literal["pending", "running", "done", "failed"]
+    attempts: int
+    done_at: str | None
+    outputs: dict[str, str] | None
+    tries: list[StepTry]
+
+
+class ExecutionSummary(BaseModel):
+    """A durable execution (SPEC §8) as listed."""
+
+    execution: str
+    job: str
+    state: Literal["running", "succeeded", "failed", "abandoned"]
+    steps_done: int
+    steps: int
+    activations: int
+    failed_step: str | None
+    run: str | None
+    created_at: str
+    expires_at: str
+
+
+class ExecutionList(BaseModel):
+    """The newest executions, newest first (``?job=`` and ``?limit=`` narrow it)."""
+
+    executions: list[ExecutionSummary]
+
+
+class ExecutionDetail(ExecutionSummary):
+    """An execution with its original inputs, each step, and whether it can be resumed."""
+
+    inputs: dict[str, str]
+    updated_at: str
+    resumable: bool
+    why_not: str | None
+    step_details: list[StepInfo]
+
+
+class ExecutionRequest(BaseModel):
+    """Who resumes or abandons (default ``api``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    operator: str | None = _operator()
+
+
+class ResumeAccepted(BaseModel):
+    """A resume accepted (202): the trigger of the new activation, which the daemon starts
+    under the job's overlap policy."""
+
+    execution: str
+    delivery_id: str

@@ -13,9 +13,13 @@ from pydantic.json_schema import models_json_schema
 from cronduit.http.models import (
     Accepted,
     DeliveryRecorded,
+    ExecutionDetail,
+    ExecutionList,
+    ExecutionRequest,
     Health,
     PauseRecord,
     PauseRequest,
+    ResumeAccepted,
     ResumeRequest,
     RunRequest,
     RunStarted,
@@ -140,6 +144,51 @@ PATHS: dict[str, dict[str, Any]] = {
                  "unknown key",
             e503=_UNAVAILABLE)},
     }},
+    "/v1/executions": {"get": {
+        "summary": "The newest durable executions, as cronduit execution list gives them",
+        "parameters": [
+            {"name": "job", "in": "query", "required": False, "schema": {"type": "string"},
+             "description": "only this job's"},
+            {"name": "limit", "in": "query", "required": False,
+             "schema": {"type": "integer", "minimum": 1, "default": 20},
+             "description": "how many, newest first"},
+        ],
+        "responses": {"200": _ok("the executions", "ExecutionList"), **_errors(
+            e422="a limit that is not a whole number in its bounds", e503=_UNAVAILABLE)},
+    }},
+    "/v1/executions/{execution}": {"get": {
+        "summary": "One execution: inputs, steps, attempts, outputs, whether it can resume",
+        "parameters": [_path("execution", "the execution's id")],
+        "responses": {"200": _ok("the execution", "ExecutionDetail"), **_errors(
+            e404="no such execution", e503=_UNAVAILABLE)},
+    }},
+    "/v1/executions/{execution}/resume": {"post": {
+        "summary": "Resume a failed execution where it failed, as cronduit execution resume "
+                   "does; 202 once the resume is durable",
+        "security": [{"bearer": []}],
+        "parameters": [_path("execution", "the execution's id")],
+        "requestBody": {"required": False, "content": {
+            "application/json": {"schema": _ref("ExecutionRequest")}}},
+        "responses": {"202": _ok("accepted: a new activation starts under the job's overlap "
+                                 "policy", "ResumeAccepted"), **_errors(
+            e401="no valid API token", e404="no such execution",
+            e409="it cannot be resumed: running, succeeded, abandoned, expired, 100 "
+                 "activations, or the job's steps changed (the answer says which)",
+            e422="an operator that is not one line of printable text, or an unknown key",
+            e503=_UNAVAILABLE)},
+    }},
+    "/v1/executions/{execution}/abandon": {"post": {
+        "summary": "Abandon a failed execution, as cronduit execution abandon does",
+        "security": [{"bearer": []}],
+        "parameters": [_path("execution", "the execution's id")],
+        "requestBody": {"required": False, "content": {
+            "application/json": {"schema": _ref("ExecutionRequest")}}},
+        "responses": {"200": _ok("abandoned: the execution as it is now", "ExecutionDetail"),
+                      **_errors(e401="no valid API token", e404="no such execution",
+                                e409="it is running, succeeded, or was abandoned already",
+                                e422="an operator that is not one line of printable text, or "
+                                     "an unknown key", e503=_UNAVAILABLE)},
+    }},
 }
 
 
@@ -147,14 +196,16 @@ def document() -> dict[str, Any]:
     """The whole OpenAPI 3.1 document."""
     _, schemas = models_json_schema(
         [(model, "serialization") for model in
-         (Accepted, DeliveryRecorded, Health, RunStarted, PauseRecord)]
-        + [(model, "validation") for model in (RunRequest, PauseRequest, ResumeRequest)],
+         (Accepted, DeliveryRecorded, Health, RunStarted, PauseRecord, ExecutionList,
+          ExecutionDetail, ResumeAccepted)]
+        + [(model, "validation") for model in (RunRequest, PauseRequest, ResumeRequest,
+                                                ExecutionRequest)],
         ref_template="#/components/schemas/{model}")
     return {
         "openapi": "3.1.0",
         "info": {"title": "cronduit", "version": "1",
-                 "description": "Webhooks, GitHub deliveries, run-now, pause and resume "
-                                "(docs/http.md)."},
+                 "description": "Webhooks, GitHub deliveries, run-now, pause and resume, "
+                                "durable executions (docs/http.md)."},
         "paths": PATHS,
         "components": {"schemas": schemas.get("$defs", {}),
                        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},

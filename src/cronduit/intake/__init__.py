@@ -3,11 +3,20 @@
 One module per door: :mod:`~cronduit.intake.manual`, :mod:`~cronduit.intake.webhook`,
 :mod:`~cronduit.intake.github` and :mod:`~cronduit.intake.backfill` each turn a request into
 an accepted event or a :class:`RequestRefused`; :mod:`~cronduit.intake.pausing` and
-:mod:`~cronduit.intake.audit` write pauses and the audit log; the
+:mod:`~cronduit.intake.audit` write pauses and the audit log;
+:mod:`~cronduit.intake.executions` resumes and abandons durable executions; the
 :class:`~cronduit.intake.acceptor.Acceptor` group-commits what the HTTP edge accepts.
 """
 
 from cronduit.intake.backfill import accept_backfill
+from cronduit.intake.executions import (
+    abandon,
+    accept_resume,
+    execution_detail,
+    execution_summary,
+    known_execution,
+    resume_refusal_of,
+)
 from cronduit.intake.github import DeliveryAccepted, accept_code_event, github_delivery_id
 from cronduit.intake.manual import PENDING_SCAN, accept_manual, check_inputs, manual_state
 from cronduit.intake.refusals import Accepted, RequestRefused, checked_operator
@@ -20,7 +29,9 @@ from cronduit.intake.webhook import (
 
 __all__ = [
     "LABEL_BODY_CHARS", "PENDING_SCAN", "Accepted", "DeliveryAccepted", "RequestRefused",
-    "accept_backfill", "accept_code_event", "accept_manual", "accept_webhook", "acceptor",
-    "audit", "check_inputs", "checked_operator", "github_delivery_id", "manual_state",
-    "pausing", "webhook_delivery_id", "webhook_label",
+    "abandon", "accept_backfill", "accept_code_event", "accept_manual", "accept_resume",
+    "accept_webhook", "acceptor", "audit", "check_inputs", "checked_operator",
+    "execution_detail", "execution_summary", "executions", "github_delivery_id",
+    "known_execution", "manual_state", "pausing", "resume_refusal_of", "webhook_delivery_id",
+    "webhook_label",
 ]

@@ -207,8 +207,10 @@ class Runner(Protocol):
         first launch."""
         ...
 
-    def log_tail(self, run_id: str) -> LogTail | None:
+    def log_tail(self, run_id: str, attempt: int | None = None) -> LogTail | None:
         """The end of the run's log as it is now (:mod:`cronduit.core.log_tails`), with how
-        much of the log it is; None when the run has no log on this host. Asked only by an
-        engine whose store keeps tails, after an attempt ended and before the next starts."""
+        much of the log it is; None when the run has no log on this host. With ``attempt``,
+        that attempt's own log when it was a step's (a durable run logs each step attempt
+        apart). Asked only by an engine whose store keeps tails, after an attempt ended and
+        before the next starts."""
         ...

@@ -35,6 +35,10 @@ UNAVAILABLE_JOB_KEYS = {
              "or run",
     "durable": f"{NOT_YET_AVAILABLE} (durable executions that resume where they failed)",
 }
+UNAVAILABLE_STEP_KEYS = {
+    "timeout": f"{NOT_YET_AVAILABLE} (a step's own timeout); the job's timeout bounds every "
+               "step together",
+}
 RUNS_DIR_WITHOUT_POSTGRES = (
     "applies only with a postgresql:// state; with SQLite the state directory holds the runs' "
     "logs and outputs"
@@ -183,9 +187,16 @@ class _Loading:
     def _refuse_unavailable(self, path: Path, data: object) -> None:
         """Said beside the key's other errors, so a user fixing a step learns at once that
         steps do not run yet."""
-        if isinstance(data, dict):
-            self.problems += [Problem((*path, key), message, at_key=True)
-                              for key, message in UNAVAILABLE_JOB_KEYS.items() if key in data]
+        if not isinstance(data, dict):
+            return
+        self.problems += [Problem((*path, key), message, at_key=True)
+                          for key, message in UNAVAILABLE_JOB_KEYS.items() if key in data]
+        steps = data.get("steps")
+        for index, step in enumerate(steps if isinstance(steps, list) else []):
+            if isinstance(step, dict):
+                self.problems += [Problem((*path, "steps", index, key), message, at_key=True)
+                                  for key, message in UNAVAILABLE_STEP_KEYS.items()
+                                  if key in step]
 
     def _check_name(self, path: Path, name: str, what: str) -> bool:
         problem = name_problem(name)

@@ -1,0 +1,69 @@
+"""Step ends: a durable run's attempt ended, so one attempt of one step did (SPEC §8).
+
+The step's own ``retry`` (else the job's) judges it, counted over the step's attempts in
+this activation. A step succeeds only when its exit status is 0 and its outputs are valid;
+its attempt's end and its outputs are then saved in this one transaction, with the next
+step's attempt, so a crash never leaves a step done without its outputs, nor the next step
+unwritten. An output file the rules refuse fails the step like a failed exit, naming the
+rule (never the values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from cronduit.core.config.model import Job
+from cronduit.core.enums import Outcome, StepState
+from cronduit.core.lifecycle import AttemptReport, Verdict, judge_attempt, judge_failure, retry_of
+from cronduit.core.steps import OutputProblem, Outputs, job_steps, parse_outputs
+from cronduit.engine.executions import next_attempt
+from cronduit.engine.outbox import Launch, Outbox
+from cronduit.engine.plan import Stage
+from cronduit.ports import Run, Transaction
+
+GONE = "no longer in the config: the execution cannot go on with it"
+
+
+def step_verdict(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int,
+                 report: AttemptReport, now: datetime, outbox: Outbox) -> Verdict | None:
+    """The verdict on the run an ended step attempt leaves, or None when the step succeeded
+    and the next step's attempt was written and noted for launch (the run goes on)."""
+    assert run.execution_id is not None
+    written = tx.step_attempt(run.id, attempt)
+    step_id = "?" if written is None else written.step_id
+    step = next((s for s in job_steps(job) if s.id == step_id), None)
+    if step is None:
+        tx.end_step_attempt(run.id, attempt, now, report.exit_status, "failure", GONE)
+        return Verdict(Outcome.FAILURE, f"step {step_id} {GONE}")
+    tries = sum(1 for a in tx.step_attempts(run.execution_id)
+                if a.run_id == run.id and a.step_id == step.id)
+    retry = retry_of(job.retry_for(step))
+    deadline = run.deadline_at or now
+    verdict = judge_attempt(report, tries, retry, now, deadline)
+    outputs: Outputs | None = None
+    if verdict.outcome is Outcome.SUCCESS:
+        try:
+            outputs = _outputs(step.outputs, report)
+        except OutputProblem as problem:
+            verdict = judge_failure(str(problem), report, tries, retry, now, deadline)
+    outcome = "failure" if verdict.outcome is None else str(verdict.outcome)
+    tx.end_step_attempt(run.id, attempt, now, report.exit_status, outcome, verdict.reason)
+    if outputs is None:
+        return replace(verdict, reason=f"step {step.id}: {verdict.reason}")
+    tx.update_step(run.execution_id, step.id, state=StepState.DONE, outputs=outputs.text,
+                   done_at=now, run_id=run.id)
+    launch = next_attempt(stage, tx, job, run, attempt + 1, now)
+    if launch is None:
+        return verdict  # the last step: the run, and so the execution, succeeded
+    tx.update_run(run.id, attempts=attempt + 1, exit_status=report.exit_status, pid=None)
+    outbox.launches.append(Launch(replace(run, attempts=attempt + 1), attempt + 1, step=launch))
+    outbox.lines.append(f"run {run.job} {run.id}: step {step.id} done; step "
+                        f"{launch.step.id} next")
+    return None
+
+
+def _outputs(declared: tuple[str, ...], report: AttemptReport) -> Outputs:
+    if report.outputs_unreadable is not None:
+        raise OutputProblem(report.outputs_unreadable)
+    return parse_outputs(declared, report.outputs)
