@@ -102,12 +102,12 @@ ORDER BY slot;
 INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
     created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
     deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned,
-    node)
+    node, execution_id)
 VALUES (%(id)s, %(job)s, %(trigger_seq)s, %(kind)s, %(label)s, %(state)s, %(exclusive)s,
     %(outcome)s, %(reason)s, %(created_at)s, %(started_at)s, %(finished_at)s, %(attempts)s,
     %(exit_status)s, %(inputs)s, %(operator)s, %(late)s, %(deadline_at)s,
     %(next_attempt_at)s, %(pid)s, %(pid_start)s, %(attempt_dir)s, %(cancel_reason)s,
-    %(files_pruned)s, %(node)s)
+    %(files_pruned)s, %(node)s, %(execution_id)s)
 ON CONFLICT DO NOTHING;
 
 -- name: get_run

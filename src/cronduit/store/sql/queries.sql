@@ -88,11 +88,11 @@ ORDER BY slot;
 INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
     created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
     deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned,
-    node)
+    node, execution_id)
 VALUES (:id, :job, :trigger_seq, :kind, :label, :state, :exclusive, :outcome, :reason,
     :created_at, :started_at, :finished_at, :attempts, :exit_status, :inputs, :operator, :late,
     :deadline_at, :next_attempt_at, :pid, :pid_start, :attempt_dir, :cancel_reason,
-    :files_pruned, :node);
+    :files_pruned, :node, :execution_id);
 
 -- name: get_run
 SELECT * FROM runs WHERE id = :id;
