@@ -5,9 +5,10 @@ fake clock and either database. The store's seam is :class:`Store` and its
 :class:`Transaction`, composed of one protocol per area of the state: timers and the slot
 ledger (:mod:`.timers`), events and deliveries (:mod:`.events`), work, runs and run ends
 (:mod:`.runs`), pauses and the audit log (:mod:`.pauses`), notifications
-(:mod:`.notifications`) and the installation's facts (:mod:`.meta`). The records they carry
-are in :mod:`.records`. Each method's contract is written on it, and the contract test suite
-(``tests/contract``) holds every backend to it; nothing here is particular to one database.
+(:mod:`.notifications`), the installation's facts (:mod:`.meta`) and durable multi-step
+executions (:mod:`.executions`). The records they carry are in :mod:`.records`. Each
+method's contract is written on it, and the contract test suite (``tests/contract``) holds
+every backend to it; nothing here is particular to one database.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from cronduit.ports.events import EventsAndDeliveries
+from cronduit.ports.executions import Executions
 from cronduit.ports.meta import InstallationMeta
 from cronduit.ports.nodes import (
     Closing,
@@ -35,6 +37,8 @@ from cronduit.ports.records import (
     AuditEntry,
     Delivery,
     Event,
+    Execution,
+    ExecutionStep,
     NewEvent,
     Notification,
     Pause,
@@ -42,6 +46,7 @@ from cronduit.ports.records import (
     RunEnd,
     RunLogTail,
     SlotRecord,
+    StepAttempt,
     Timer,
 )
 from cronduit.ports.runs import NO_WORK, JobWork, WorkAndRuns
@@ -63,6 +68,9 @@ __all__ = [
     "Delivery",
     "Event",
     "EventsAndDeliveries",
+    "Execution",
+    "ExecutionStep",
+    "Executions",
     "HolderGone",
     "InstallationMeta",
     "JobWork",
@@ -82,6 +90,7 @@ __all__ = [
     "RunLogTail",
     "Runner",
     "SlotRecord",
+    "StepAttempt",
     "Store",
     "Timer",
     "TimersAndLedger",
@@ -99,7 +108,7 @@ class Clock(Protocol):
 
 
 class Transaction(TimersAndLedger, EventsAndDeliveries, WorkAndRuns, PausesAndAudit,
-                  NotificationQueue, InstallationMeta, Protocol):
+                  NotificationQueue, InstallationMeta, Executions, Protocol):
     """One atomic unit of work over every area of the state: everything written inside
     commits together or not at all (see :meth:`Store.transaction`)."""
 

@@ -140,6 +140,8 @@ class Run:
     files_pruned: bool = False
     node: str | None = None
     """The node the run goes (or went) on: where its process and its files are."""
+    execution_id: str | None = None
+    """The durable execution this run is an activation of."""
 
 
 @dataclass(frozen=True, slots=True)

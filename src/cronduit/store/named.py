@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
+from dataclasses import fields
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
@@ -17,18 +18,44 @@ from cronduit.core.enums import EventState, NotificationState
 from cronduit.core.log_tails import LogTail
 from cronduit.ports import (
     AuditEntry,
+    Conflict,
     Delivery,
     Event,
+    Execution,
+    ExecutionStep,
     JobWork,
     Notification,
     Pause,
     Run,
     RunEnd,
     RunLogTail,
+    StepAttempt,
     Timer,
 )
 
 R = TypeVar("R")
+
+UPDATABLE: dict[type, tuple[str, str, tuple[str, ...]]] = {
+    Run: ("run", "runs", ("id",)),
+    Execution: ("execution", "executions", ("id",)),
+    ExecutionStep: ("execution step", "execution_steps", ("execution_id", "step_id")),
+}
+"""The records updated by field name (``update_run``...): what each is called in an error,
+its table, and the fields that pick its row (which no update changes). Both backends'."""
+
+
+def checked_update(kind: type, names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """The table and key of an update of these fields of ``kind``, whose names each backend
+    writes into the statement's text: refused (ValueError) for a name that is not a field of
+    the record, so only its own columns ever get there, and for its key and seq."""
+    noun, table, key = UPDATABLE[kind]
+    unknown = set(names) - {field.name for field in fields(kind)}
+    if unknown:
+        raise ValueError(f"unknown {noun} fields: {sorted(unknown)}")
+    fixed = set(names) & {*key, "seq"}
+    if fixed:
+        raise ValueError(f"{noun} fields that pick its row cannot be set: {sorted(fixed)}")
+    return table, key
 
 
 class Rows(Protocol):
@@ -215,3 +242,51 @@ class NamedQueries(ABC):
 
     def set_meta(self, key: str, value: str) -> None:
         self._run("set_meta", key=key, value=value)
+
+    # durable executions ------------------------------------------------------------------
+
+    def insert_execution(self, execution: Execution, steps: Sequence[str]) -> None:
+        if len(set(steps)) != len(steps):  # refused before anything is written
+            raise ValueError(f"execution {execution.id}: a step id repeats in {list(steps)}")
+        if self._run("insert_execution", **self._fields(execution)).rowcount != 1:
+            raise Conflict(f"execution {execution.id} of {execution.job}: its id was used "
+                           "before")
+        self._many("insert_execution_step", [
+            {"execution_id": execution.id, "step_id": step_id, "position": position}
+            for position, step_id in enumerate(steps)])
+
+    def get_execution(self, execution_id: str) -> Execution | None:
+        return self._one(Execution, "get_execution", id=execution_id)
+
+    def execution_of_run(self, run_id: str) -> Execution | None:
+        return self._one(Execution, "execution_of_run", run_id=run_id)
+
+    def executions(self, job: str | None, limit: int) -> list[Execution]:
+        if job is None:
+            return self._all(Execution, "executions", limit=limit)
+        return self._all(Execution, "executions_of_job", job=job, limit=limit)
+
+    def execution_steps(self, execution_id: str) -> list[ExecutionStep]:
+        return self._all(ExecutionStep, "execution_steps", execution_id=execution_id)
+
+    def insert_step_attempt(self, attempt: StepAttempt) -> None:
+        if self._run("insert_step_attempt", **self._fields(attempt)).rowcount != 1:
+            raise Conflict(f"step attempt {attempt.attempt_id} (attempt {attempt.attempt} of "
+                           f"run {attempt.run_id}): recorded before")
+
+    def end_step_attempt(self, run_id: str, attempt: int, ended_at: datetime,
+                         exit_status: int | None, outcome: str, reason: str) -> None:
+        self._run("end_step_attempt", run_id=run_id, attempt=attempt, ended_at=ended_at,
+                  exit_status=exit_status, outcome=outcome, reason=reason)
+
+    def step_attempts(self, execution_id: str) -> list[StepAttempt]:
+        return self._all(StepAttempt, "step_attempts", execution_id=execution_id)
+
+    def step_attempt(self, run_id: str, attempt: int) -> StepAttempt | None:
+        return self._one(StepAttempt, "step_attempt", run_id=run_id, attempt=attempt)
+
+    def expired_executions(self, now: datetime, limit: int) -> list[Execution]:
+        return self._all(Execution, "expired_executions", now=now, limit=limit)
+
+    def delete_execution(self, execution_id: str) -> None:
+        self._run("delete_execution", id=execution_id)

@@ -102,12 +102,12 @@ ORDER BY slot;
 INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
     created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
     deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned,
-    node)
+    node, execution_id)
 VALUES (%(id)s, %(job)s, %(trigger_seq)s, %(kind)s, %(label)s, %(state)s, %(exclusive)s,
     %(outcome)s, %(reason)s, %(created_at)s, %(started_at)s, %(finished_at)s, %(attempts)s,
     %(exit_status)s, %(inputs)s, %(operator)s, %(late)s, %(deadline_at)s,
     %(next_attempt_at)s, %(pid)s, %(pid_start)s, %(attempt_dir)s, %(cancel_reason)s,
-    %(files_pruned)s, %(node)s)
+    %(files_pruned)s, %(node)s, %(execution_id)s)
 ON CONFLICT DO NOTHING;
 
 -- name: get_run
@@ -335,3 +335,64 @@ UPDATE runs SET node = NULL WHERE node = %(node)s AND state = 'backoff';
 -- name: retire_node
 UPDATE nodes SET retired_at = clock_timestamp(), retired_by = %(by)s
 WHERE name = %(name)s AND epoch = %(epoch)s;
+
+-- name: insert_execution
+-- DO NOTHING on its id: see insert_run.
+INSERT INTO executions (id, job, definition, inputs, state, created_at, expires_at, updated_at,
+    activations, run_id, failed_step)
+VALUES (%(id)s, %(job)s, %(definition)s, %(inputs)s, %(state)s, %(created_at)s,
+    %(expires_at)s, %(updated_at)s, %(activations)s, %(run_id)s, %(failed_step)s)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: insert_execution_step
+INSERT INTO execution_steps (execution_id, step_id, position, state)
+VALUES (%(execution_id)s, %(step_id)s, %(position)s, 'pending');
+
+-- name: get_execution
+SELECT * FROM executions WHERE id = %(id)s;
+
+-- name: execution_of_run
+-- By the run's own link to its execution, or by the run's step attempts: both found through
+-- a unique key. Not by executions.run_id, which names only the newest activation.
+SELECT * FROM executions WHERE id IN (
+    SELECT execution_id FROM runs WHERE id = %(run_id)s
+    UNION
+    SELECT execution_id FROM step_attempts WHERE run_id = %(run_id)s
+);
+
+-- name: executions
+SELECT * FROM executions ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: executions_of_job
+SELECT * FROM executions WHERE job = %(job)s ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: execution_steps
+SELECT * FROM execution_steps WHERE execution_id = %(execution_id)s ORDER BY position;
+
+-- name: insert_step_attempt
+-- DO NOTHING on either key (the run and attempt number, the attempt id): see insert_run.
+INSERT INTO step_attempts (execution_id, step_id, attempt_id, run_id, attempt, started_at,
+    ended_at, exit_status, outcome, reason)
+VALUES (%(execution_id)s, %(step_id)s, %(attempt_id)s, %(run_id)s, %(attempt)s,
+    %(started_at)s, %(ended_at)s, %(exit_status)s, %(outcome)s, %(reason)s)
+ON CONFLICT DO NOTHING;
+
+-- name: end_step_attempt
+UPDATE step_attempts SET ended_at = %(ended_at)s, exit_status = %(exit_status)s,
+    outcome = %(outcome)s, reason = %(reason)s
+WHERE run_id = %(run_id)s AND attempt = %(attempt)s;
+
+-- name: step_attempts
+SELECT * FROM step_attempts WHERE execution_id = %(execution_id)s ORDER BY seq;
+
+-- name: step_attempt
+SELECT * FROM step_attempts WHERE run_id = %(run_id)s AND attempt = %(attempt)s;
+
+-- name: expired_executions
+SELECT * FROM executions
+WHERE expires_at <= %(now)s AND state <> 'running'
+ORDER BY expires_at, seq LIMIT %(limit)s;
+
+-- name: delete_execution
+-- Its steps and step attempts go with it (ON DELETE CASCADE).
+DELETE FROM executions WHERE id = %(id)s;

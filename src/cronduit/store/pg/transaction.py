@@ -22,13 +22,22 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import sql
 
-from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.enums import (
+    EventState,
+    ExecutionState,
+    NotificationState,
+    RunState,
+    SlotFate,
+    StepState,
+)
 from cronduit.core.payload import Payload
 from cronduit.ports import (
     AuditEntry,
     Conflict,
     Delivery,
     Event,
+    Execution,
+    ExecutionStep,
     NewEvent,
     Notification,
     Pause,
@@ -36,7 +45,7 @@ from cronduit.ports import (
     SlotRecord,
     Timer,
 )
-from cronduit.store.named import NamedQueries
+from cronduit.store.named import NamedQueries, checked_update
 
 NOTIFICATION_CLAIM = 120.0
 """Seconds a daemon holds the notifications it is sending: longer than a pass of tries with
@@ -51,7 +60,8 @@ _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 R = TypeVar("R")
 _ENUM_FIELDS: dict[tuple[type, str], type[StrEnum]] = {
     (Event, "state"): EventState, (Run, "state"): RunState, (SlotRecord, "fate"): SlotFate,
-    (Notification, "state"): NotificationState,
+    (Notification, "state"): NotificationState, (Execution, "state"): ExecutionState,
+    (ExecutionStep, "state"): StepState,
 }
 """Columns read back as enum members: the schema's CHECK constraints hold them to these."""
 
@@ -117,16 +127,18 @@ def _values(record: object) -> dict[str, Any]:
     return {name: _param(getattr(record, name)) for name in _field_names(type(record))}
 
 
-@cache
-def _run_update(names: tuple[str, ...]) -> sql.Composed:
-    """The UPDATE for these run fields, worked out once per set of fields."""
-    unknown = set(names) - set(_field_names(Run))
-    if unknown:
-        raise ValueError(f"unknown run fields: {sorted(unknown)}")
-    assignments = sql.SQL(", ").join(
+def _assigned(names: Sequence[str], separator: str) -> sql.Composed:
+    return sql.SQL(separator).join(
         sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name))
         for name in names)
-    return sql.SQL("UPDATE runs SET {} WHERE id = %(id)s").format(assignments)
+
+
+@cache
+def _update(kind: type, names: tuple[str, ...]) -> sql.Composed:
+    """The UPDATE for these fields of ``kind``, worked out once per set of fields."""
+    table, key = checked_update(kind, names)
+    return sql.SQL("UPDATE {} SET {} WHERE {}").format(
+        sql.Identifier(table), _assigned(names, ", "), _assigned(key, " AND "))
 
 
 class PgTransaction(NamedQueries):
@@ -262,7 +274,7 @@ class PgTransaction(NamedQueries):
             return
         if values.get("cancel_reason") is not None:
             self.asked_stop = True
-        statement = _run_update(tuple(values))
+        statement = _update(Run, tuple(values))
         with self:
             self._cursor.execute(statement, {**{name: _param(value)
                                                 for name, value in values.items()},
@@ -285,6 +297,23 @@ class PgTransaction(NamedQueries):
     def next_due(self, with_timers: bool) -> datetime | None:
         due: datetime | None = self._scalar("next_due", with_timers=with_timers)
         return due
+
+    # durable executions ------------------------------------------------------------------
+
+    def update_execution(self, execution_id: str, **values: object) -> None:
+        self._update_row(Execution, {"id": execution_id}, values)
+
+    def update_step(self, execution_id: str, step_id: str, **values: object) -> None:
+        self._update_row(ExecutionStep, {"execution_id": execution_id, "step_id": step_id},
+                         values)
+
+    def _update_row(self, kind: type, key: dict[str, Any], values: dict[str, object]) -> None:
+        if not values:
+            return
+        statement = _update(kind, tuple(values))
+        with self:
+            self._cursor.execute(statement, {**{name: _param(value)
+                                                for name, value in values.items()}, **key})
 
     # notifications -----------------------------------------------------------------------
 

@@ -88,11 +88,11 @@ ORDER BY slot;
 INSERT INTO runs (id, job, trigger_seq, kind, label, state, exclusive, outcome, reason,
     created_at, started_at, finished_at, attempts, exit_status, inputs, operator, late,
     deadline_at, next_attempt_at, pid, pid_start, attempt_dir, cancel_reason, files_pruned,
-    node)
+    node, execution_id)
 VALUES (:id, :job, :trigger_seq, :kind, :label, :state, :exclusive, :outcome, :reason,
     :created_at, :started_at, :finished_at, :attempts, :exit_status, :inputs, :operator, :late,
     :deadline_at, :next_attempt_at, :pid, :pid_start, :attempt_dir, :cancel_reason,
-    :files_pruned, :node);
+    :files_pruned, :node, :execution_id);
 
 -- name: get_run
 SELECT * FROM runs WHERE id = :id;
@@ -290,3 +290,64 @@ RETURNING seq;
 
 -- name: audit
 SELECT * FROM audit ORDER BY seq DESC LIMIT :limit;
+
+-- name: insert_execution
+-- DO NOTHING on its id: a second execution of an id writes nothing, and the caller raises.
+INSERT INTO executions (id, job, definition, inputs, state, created_at, expires_at, updated_at,
+    activations, run_id, failed_step)
+VALUES (:id, :job, :definition, :inputs, :state, :created_at, :expires_at, :updated_at,
+    :activations, :run_id, :failed_step)
+ON CONFLICT (id) DO NOTHING;
+
+-- name: insert_execution_step
+INSERT INTO execution_steps (execution_id, step_id, position, state)
+VALUES (:execution_id, :step_id, :position, 'pending');
+
+-- name: get_execution
+SELECT * FROM executions WHERE id = :id;
+
+-- name: execution_of_run
+-- By the run's own link to its execution, or by the run's step attempts: both found through
+-- a unique key. Not by executions.run_id, which names only the newest activation.
+SELECT * FROM executions WHERE id IN (
+    SELECT execution_id FROM runs WHERE id = :run_id
+    UNION
+    SELECT execution_id FROM step_attempts WHERE run_id = :run_id
+);
+
+-- name: executions
+SELECT * FROM executions ORDER BY seq DESC LIMIT :limit;
+
+-- name: executions_of_job
+SELECT * FROM executions WHERE job = :job ORDER BY seq DESC LIMIT :limit;
+
+-- name: execution_steps
+SELECT * FROM execution_steps WHERE execution_id = :execution_id ORDER BY position;
+
+-- name: insert_step_attempt
+-- DO NOTHING on either key (the run and attempt number, the attempt id): the caller raises.
+INSERT INTO step_attempts (execution_id, step_id, attempt_id, run_id, attempt, started_at,
+    ended_at, exit_status, outcome, reason)
+VALUES (:execution_id, :step_id, :attempt_id, :run_id, :attempt, :started_at, :ended_at,
+    :exit_status, :outcome, :reason)
+ON CONFLICT DO NOTHING;
+
+-- name: end_step_attempt
+UPDATE step_attempts SET ended_at = :ended_at, exit_status = :exit_status,
+    outcome = :outcome, reason = :reason
+WHERE run_id = :run_id AND attempt = :attempt;
+
+-- name: step_attempts
+SELECT * FROM step_attempts WHERE execution_id = :execution_id ORDER BY seq;
+
+-- name: step_attempt
+SELECT * FROM step_attempts WHERE run_id = :run_id AND attempt = :attempt;
+
+-- name: expired_executions
+SELECT * FROM executions
+WHERE expires_at <= :now AND state <> 'running'
+ORDER BY expires_at, seq LIMIT :limit;
+
+-- name: delete_execution
+-- Its steps and step attempts go with it (ON DELETE CASCADE).
+DELETE FROM executions WHERE id = :id;

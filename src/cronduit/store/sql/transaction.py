@@ -18,13 +18,22 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Protocol, TypeVar
 
-from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.enums import (
+    EventState,
+    ExecutionState,
+    NotificationState,
+    RunState,
+    SlotFate,
+    StepState,
+)
 from cronduit.core.payload import Payload
 from cronduit.ports import (
     AuditEntry,
     Conflict,
     Delivery,
     Event,
+    Execution,
+    ExecutionStep,
     NewEvent,
     Notification,
     Pause,
@@ -32,7 +41,7 @@ from cronduit.ports import (
     SlotRecord,
     Timer,
 )
-from cronduit.store.named import NamedQueries
+from cronduit.store.named import NamedQueries, checked_update
 
 _NAME = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 _LOW = "0000-01-01T00:00:00.000000Z"
@@ -106,12 +115,14 @@ R = TypeVar("R")
 _TIME_FIELDS = frozenset({
     "slot", "accepted_at", "due_at", "recorded_at", "until_slot", "created_at", "started_at",
     "finished_at", "deadline_at", "next_attempt_at", "ended_at", "received_at", "next_at",
-    "updated_at", "paused_at", "until", "resumed_at", "at", "stored_at",
+    "updated_at", "paused_at", "until", "resumed_at", "at", "stored_at", "expires_at",
+    "done_at",
 })
 _BOOL_FIELDS = frozenset({"late", "exclusive", "files_pruned", "chained"})
 _ENUM_FIELDS: dict[tuple[type, str], type[StrEnum]] = {
     (Event, "state"): EventState, (Run, "state"): RunState, (SlotRecord, "fate"): SlotFate,
-    (Notification, "state"): NotificationState,
+    (Notification, "state"): NotificationState, (Execution, "state"): ExecutionState,
+    (ExecutionStep, "state"): StepState,
 }
 """Columns read back as enum members: the schema's CHECK constraints hold them to these."""
 
@@ -205,13 +216,12 @@ _NUMBERED_EVENT_ORDER = ("seq", *_EVENT_ORDER)
 
 
 @cache
-def _run_update(names: tuple[str, ...]) -> str:
-    """The UPDATE for these run fields, worked out once per set of fields."""
-    unknown = set(names) - set(_field_names(Run))
-    if unknown:
-        raise ValueError(f"unknown run fields: {sorted(unknown)}")
+def _update(kind: type, names: tuple[str, ...]) -> str:
+    """The UPDATE for these fields of ``kind``, worked out once per set of fields."""
+    table, key = checked_update(kind, names)
     assignments = ", ".join(f"{name} = :{name}" for name in names)
-    return f"UPDATE runs SET {assignments} WHERE id = :id"
+    return f"UPDATE {table} SET {assignments} WHERE " + " AND ".join(
+        f"{name} = :{name}" for name in key)
 
 
 class SqlTransaction(NamedQueries):
@@ -365,7 +375,7 @@ class SqlTransaction(NamedQueries):
         if not values:
             return
         with self:
-            self._cursor.execute(self._translate(_run_update(tuple(values))),
+            self._cursor.execute(self._translate(_update(Run, tuple(values))),
                                  _params({**values, "id": run_id}))
 
     def active_count(self, job: str) -> tuple[int, int]:
@@ -385,6 +395,23 @@ class SqlTransaction(NamedQueries):
     def next_due(self, with_timers: bool) -> datetime | None:
         row = self._run("next_due", with_timers=with_timers).fetchone()
         return None if row is None else from_text(row[0])
+
+    # durable executions ------------------------------------------------------------------
+
+    def update_execution(self, execution_id: str, **values: object) -> None:
+        self._update_row(Execution, {"id": execution_id}, values)
+
+    def update_step(self, execution_id: str, step_id: str, **values: object) -> None:
+        self._update_row(ExecutionStep, {"execution_id": execution_id, "step_id": step_id},
+                         values)
+
+    def _update_row(self, kind: type, key: Mapping[str, Any],
+                    values: Mapping[str, object]) -> None:
+        if not values:
+            return
+        with self:
+            self._cursor.execute(self._translate(_update(kind, tuple(values))),
+                                 _params({**values, **key}))
 
     # pauses and the audit log ------------------------------------------------------------
 
