@@ -171,20 +171,22 @@ def test_invalid_outputs_fail_the_step_by_their_rule(make_rig: MakeRig) -> None:
     sync = live(rig)
     rig.runner.finish(sync.run.id, 0, outputs=out(OTHER="hunter2"))
     assert T0 + MINUTE == rig.tick()
+    execution = execution_of(rig, sync.run.id)
     with rig.store.transaction() as tx:
-        attempts = tx.step_attempts(execution_of(rig, sync.run.id).id)
+        attempts = tx.step_attempts(execution.id)
     assert [("sync", "failure", "the output file lacks the declared output(s) SNAPSHOT")] == [
         (a.step_id, a.outcome, a.reason) for a in attempts]
 
 
 def test_the_deadline_holds_across_steps_and_backoff(make_rig: MakeRig) -> None:
-    """timeout 10m: sync takes 4m, index fails and backs off 7m: past the deadline, so the
-    run fails without another attempt, the execution failed at index."""
-    text = ETL.replace("timeout: 1h", "timeout: 10m").replace("backoff: 1m", "backoff: 7m")
+    """timeout 10m, backoffs of 2m (6m at worst for the three steps, which check allows):
+    sync takes 9m, index fails, and a 2m backoff would end past the deadline, so the run
+    fails without another attempt, the execution failed at index."""
+    text = ETL.replace("timeout: 1h", "timeout: 10m").replace("backoff: 1m", "backoff: 2m")
     rig = make_rig(text, T0)
     manual(rig)
     sync = live(rig)
-    rig.clock.set(T0 + 4 * MINUTE)
+    rig.clock.set(T0 + 9 * MINUTE)
     rig.runner.finish(sync.run.id, 0, outputs=out(SNAPSHOT="s"))
     rig.tick()
     rig.runner.finish(sync.run.id, 2)
