@@ -16,16 +16,25 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from cronduit.core.enums import EventState, NotificationState, RunState, SlotFate
+from cronduit.core.enums import (
+    EventState,
+    ExecutionState,
+    NotificationState,
+    RunState,
+    SlotFate,
+    StepState,
+)
 from cronduit.core.log_tails import LogTail
 from cronduit.core.payload import Payload
 from cronduit.ports import (
     AuditEntry,
     Delivery,
+    Execution,
     NewEvent,
     Pause,
     Run,
     SlotRecord,
+    StepAttempt,
     Store,
     Timer,
 )
@@ -61,7 +70,8 @@ def filled(source: SqliteStore) -> SqliteStore:
 
 def fill(store: Store) -> None:
     """A row in every table, with every kind of value: instants, flags, nulls, counted
-    ledger rows, an active and a resumed pause, a delivery with its trigger."""
+    ledger rows, an active and a resumed pause, a delivery with its trigger, an execution
+    (whose seq is not 1: one before it was deleted) with its steps and step attempts."""
     with store.transaction() as tx:
         tx.record_delivery(Delivery("gh-1", "github", "push", "push main", '{"ref": "main"}',
                                     T0, 1))
@@ -86,7 +96,8 @@ def fill(store: Store) -> None:
                           started_at=T0, finished_at=T0 + timedelta(seconds=5), attempts=2,
                           exit_status=3, inputs='{"A": "1"}', operator="ann", late=True,
                           deadline_at=T0 + timedelta(hours=1), pid=4242, pid_start=99,
-                          attempt_dir="runs/r1", cancel_reason="asked", files_pruned=True))
+                          attempt_dir="runs/r1", cancel_reason="asked", files_pruned=True,
+                          execution_id="e1"))
         tx.set_event_state([slot], EventState.CONSUMED, "r1")
         tx.set_event_state([hook], EventState.WAITING, None)
         tx.insert_run_end("report", "r1", "failed", "failure", T0 + timedelta(seconds=5))
@@ -100,6 +111,21 @@ def fill(store: Store) -> None:
         tx.end_pause("report", T0 - timedelta(days=2), "bob")
         tx.insert_pause(Pause("report", "again", "ann", T0, until=T0 + timedelta(days=7)))
         tx.insert_audit(AuditEntry("pause", "ann", T0, "report", '{"reason": "again"}'))
+        for execution_id in ("e0", "e1"):
+            tx.insert_execution(Execution(
+                execution_id, "report", "sha256:d1", '{"A": "1"}', ExecutionState.FAILED, T0,
+                T0 + timedelta(days=7), T0 + timedelta(seconds=5), activations=2, run_id="r1",
+                failed_step="build"), ["fetch", "build"])
+            tx.insert_step_attempt(StepAttempt(execution_id, "fetch", f"{execution_id}-a1",
+                                               f"{execution_id}-r0", 1, T0))
+        tx.delete_execution("e0")
+        tx.update_step("e1", "fetch", state=StepState.DONE, outputs='{"TAG": "v1"}',
+                       attempts=1, done_at=T0 + timedelta(seconds=1), run_id="e1-r0")
+        tx.update_step("e1", "build", state=StepState.FAILED, attempts=1, run_id="r1")
+        tx.end_step_attempt("e1-r0", 1, T0 + timedelta(seconds=1), 0, "success", "")
+        tx.insert_step_attempt(StepAttempt("e1", "build", "e1-a2", "r1", 1,
+                                           T0 + timedelta(seconds=2)))
+        tx.end_step_attempt("r1", 1, T0 + timedelta(seconds=5), 3, "failure", "exit 3")
 
 
 def dump(store: Store) -> dict[str, Any]:
@@ -121,6 +147,10 @@ def dump(store: Store) -> dict[str, Any]:
             "active": tx.active_pause("report"),
             "audit": tx.audit(10),
             "log_tail": tx.stored_log_tail("r1"),
+            "executions": tx.executions(None, 10),
+            "of_run": tx.execution_of_run("r1"),
+            "steps": tx.execution_steps("e1"),
+            "step_attempts": tx.step_attempts("e1"),
         }
 
 
@@ -145,20 +175,23 @@ def test_a_copy_holds_every_record_as_the_postgresql_store_reads_it(
     copied = copy_state(filled.path, target, at=AT)
     expected = dump(filled)
     assert (1, 2) == (len(expected["runs"]), len(expected["pauses"]))
+    assert ([2], "e1", 2) == ([e.seq for e in expected["executions"]], expected["of_run"].id,
+                              len(expected["step_attempts"]))
     pg = PostgresStore(target)
     try:
         assert expected == dump(pg)
     finally:
         pg.close()
-    assert (False, {"audit": 1, "deliveries": 1, "events": 2, "meta": 1, "notifications": 1,
-                    "pauses": 2, "run_ends": 1, "run_logs": 1, "runs": 1, "slots": 2,
+    assert (False, {"audit": 1, "deliveries": 1, "events": 2, "execution_steps": 2,
+                    "executions": 1, "meta": 1, "notifications": 1, "pauses": 2,
+                    "run_ends": 1, "run_logs": 1, "runs": 1, "slots": 2, "step_attempts": 2,
                     "timers": 1}) == (copied.already, held(target))
     assert held(target) == {name: count for name, count in sorted(copied.rows.items()) if count}
 
 
 def test_the_targets_seqs_go_on_past_the_copied_ones(filled: SqliteStore, target: str) -> None:
     """Each identity sequence is set past the highest seq copied, so the next trigger, run
-    end and audit entry the target numbers follow the copied ones."""
+    end, audit entry, execution and step attempt the target numbers follow the copied ones."""
     with filled.transaction() as tx:
         last_event = tx.insert_event(NewEvent("hook/x", "report", "webhook", "w", T0))
         last_audit = tx.insert_audit(AuditEntry("resume", "bob", T0, "report"))
@@ -171,8 +204,15 @@ def test_the_targets_seqs_go_on_past_the_copied_ones(filled: SqliteStore, target
                                                               "w", AT))
             assert last_audit + 1 == tx.insert_audit(AuditEntry("apply", "ann", AT))
             assert 2 == tx.insert_run_end("report", "r2", "completed", "success", AT)
+            tx.insert_execution(Execution("e2", "report", "sha256:d1", "{}",
+                                          ExecutionState.RUNNING, AT, AT, AT), ["main"])
+            assert [2, 3] == [e.seq for e in reversed(tx.executions(None, 10))]
+            tx.insert_step_attempt(StepAttempt("e2", "main", "e2-a1", "e2-r1", 1, AT))
     finally:
         pg.close()
+    with psycopg.connect(target) as db:
+        assert [(2,), (3,), (4,)] == db.execute("SELECT seq FROM step_attempts ORDER BY seq"
+                                                ).fetchall()
 
 
 def test_a_target_that_holds_rows_is_refused_naming_the_tables(
