@@ -63,7 +63,8 @@ def test_a_copy_says_what_it_copied_and_what_to_do_next(install: Install) -> Non
     result = install.invoke()
     assert (0, [f"copied {install.database} to {install.target}: 1 timer, 2 ledger slots, "
                 "1 run, 1 run end, 2 triggers, 1 delivery, 2 pauses, 1 audit entry, "
-                "1 notification, 1 log tail, 1 meta entry",
+                "1 notification, 1 log tail, 1 meta entry, 1 execution, 2 execution steps, "
+                "2 step attempts",
                 "next: set settings.state to that URL, then start cronduit serve"]) == (
         result.exit_code, result.stdout.splitlines())
 

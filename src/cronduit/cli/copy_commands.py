@@ -33,7 +33,10 @@ _WORDS = {"timers": ("timer", "timers"), "slots": ("ledger slot", "ledger slots"
           "events": ("trigger", "triggers"), "deliveries": ("delivery", "deliveries"),
           "pauses": ("pause", "pauses"), "audit": ("audit entry", "audit entries"),
           "notifications": ("notification", "notifications"),
-          "run_logs": ("log tail", "log tails"), "meta": ("meta entry", "meta entries")}
+          "run_logs": ("log tail", "log tails"), "meta": ("meta entry", "meta entries"),
+          "executions": ("execution", "executions"),
+          "execution_steps": ("execution step", "execution steps"),
+          "step_attempts": ("step attempt", "step attempts")}
 """How the summary names each table's rows, one and many."""
 
 
