@@ -378,24 +378,23 @@ def test_an_input_default_that_is_a_number_asks_for_quotes() -> None:
 
 
 # -- steps -------------------------------------------------------------------------------
-# Steps and durable are refused in a file until durable executions are built; the rules of
-# SPEC §8 are still checked, and reported beside the refusal.
 
 NOT_YET = "not available yet in this version of cronduit"
-STEPS_NOT_YET = f"{NOT_YET} (durable multi-step executions); give the job one command or run"
-DURABLE_NOT_YET = f"{NOT_YET} (durable executions that resume where they failed)"
 
 
-def test_steps_and_durable_are_refused_at_their_keys_until_they_are_built() -> None:
-    """A valid steps job passes no check: serving it would fail at its first run."""
+def test_a_valid_steps_job_and_a_durable_single_command_job_pass_check() -> None:
+    """Steps and durable run (SPEC §8): a valid job with each passes."""
     text = """\
         jobs:
           a:
-            steps: [{id: one, run: x}]
+            steps: [{id: one, run: x, outputs: [V]}, {id: two, run: y, inputs: {V: one.V}}]
             durable: {retention: 1d}
+          b: {run: x, durable: {retention: 30d}}
         """
-    assert [f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
-            f"c.yaml:4:5: jobs.a.durable: {DURABLE_NOT_YET}"] == errors(text)
+    config = load_config(dedent(text), "c.yaml")
+    assert (2, 30 * 86400) == (len(config.jobs["a"].steps or ()),
+                               config.jobs["b"].durable.retention if config.jobs["b"].durable
+                               else 0)
 
 
 def test_step_inputs_must_come_from_earlier_steps_outputs() -> None:
@@ -409,7 +408,6 @@ def test_step_inputs_must_come_from_earlier_steps_outputs() -> None:
               - {id: tell, run: z, inputs: {WHO: nobody.X, V: build.VERSION}}
         """
     assert [
-        f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
         "c.yaml:4:64: jobs.a.steps[0].inputs.NEXT: refers to step 'ship', which runs later: "
         "an input must come from an earlier step",
         "c.yaml:5:59: jobs.a.steps[1].inputs.SELF: refers to its own step: an input must come "
@@ -429,8 +427,7 @@ def test_step_ids_must_be_unique_and_steps_need_command_or_run() -> None:
               - {id: one, run: x}
               - {id: one, run: y}
         """
-    assert [f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
-            "c.yaml:5:14: jobs.a.steps[1].id: repeats the id of steps[0]"] == errors(text)
+    assert ["c.yaml:5:14: jobs.a.steps[1].id: repeats the id of steps[0]"] == errors(text)
 
 
 def test_at_most_32_steps_and_32_outputs() -> None:
@@ -442,9 +439,7 @@ def test_at_most_32_steps_and_32_outputs() -> None:
         f"      - {{id: s, run: x, outputs: [{outputs}]}}\n"
     )
     assert [
-        f"c.yaml:3:5: jobs.a.steps: {STEPS_NOT_YET}",
         "c.yaml:4:7: jobs.a.steps: must list at most 32 steps",
-        f"c.yaml:38:5: jobs.b.steps: {STEPS_NOT_YET}",
         "c.yaml:39:34: jobs.b.steps[0].outputs: must list at most 32 outputs",
     ] == errors(text)
 
@@ -461,7 +456,6 @@ def test_the_steps_backoff_must_fit_the_timeout_together() -> None:
               - {id: two, run: y, retry: {attempts: 2, backoff: 6m}}
         """
     assert [
-        f"c.yaml:5:5: jobs.a.steps: {STEPS_NOT_YET}",
         "c.yaml:5:5: jobs.a.steps: the steps' worst-case total backoff (10m) is not smaller "
         "than the timeout (10m): the last attempt could never start"
     ] == errors(text)
@@ -480,19 +474,11 @@ def test_a_step_timeout_longer_than_the_jobs_is_refused_at_the_step() -> None:
     step_timeout_not_yet = (f"{NOT_YET} (a step's own timeout); the job's timeout bounds "
                             "every step together")
     assert [
-        f"c.yaml:4:5: jobs.a.steps: {STEPS_NOT_YET}",
         f"c.yaml:5:27: jobs.a.steps[0].timeout: {step_timeout_not_yet}",
         "c.yaml:6:27: jobs.a.steps[1].timeout: is longer than the job's timeout (10m): the "
         "job's deadline, which every step shares, would always come first",
         f"c.yaml:6:27: jobs.a.steps[1].timeout: {step_timeout_not_yet}",
     ] == errors(text)
-
-
-def test_durable_alone_on_a_single_command_job_is_refused_only_as_not_built_yet() -> None:
-    """A one-command job may opt in with durable: alone (it is then one step, main)."""
-    assert [f"c.yaml:2:15: jobs.a.durable: {DURABLE_NOT_YET}"] == errors(
-        "jobs:\n  a: {run: x, durable: {retention: 1d}}\n"
-    )
 
 
 # -- all errors at once, and no secrets --------------------------------------------------

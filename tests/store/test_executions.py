@@ -129,30 +129,6 @@ def test_executions_are_listed_newest_first_by_job_and_up_to_the_limit(store: St
         assert [] == tx.executions("nothing", 10)
 
 
-def test_execution_of_run_finds_the_newest_and_an_older_activation(store: Store) -> None:
-    """The query finds an activation by the run's ``execution_id`` or by the run's step
-    attempts, never by ``executions.run_id`` (which names only the newest): the newest
-    activation before its first step attempt by the first, an older one whose run does not
-    name its execution by the second."""
-    with store.transaction() as tx:
-        tx.insert_execution(execution("e1", run_id="r3"), STEPS)
-        tx.insert_execution(execution("e2", run_id="x1"), ["main"])
-        tx.insert_run(activation("r1", None))  # an older activation known by its attempts
-        tx.insert_step_attempt(attempt("e1", "fetch", "r1", 1))
-        tx.insert_step_attempt(attempt("e1", "build", "r1", 2))
-        tx.insert_run(activation("r2", "e1"))  # an older one that names its execution
-        tx.insert_step_attempt(attempt("e1", "build", "r2", 1))
-        tx.insert_run(activation("r3", "e1"))  # the newest: no step attempt yet
-        tx.insert_run(activation("x1", "e2"))
-        tx.insert_run(activation("plain", None, job="report"))
-    with store.transaction() as tx:
-        assert {"r1": "e1", "r2": "e1", "r3": "e1", "x1": "e2", "plain": None,
-                "unknown": None} == {
-            run_id: getattr(tx.execution_of_run(run_id), "id", None)
-            for run_id in ("r1", "r2", "r3", "x1", "plain", "unknown")}
-        assert tx.get_execution("e1") == tx.execution_of_run("r1")
-
-
 def test_updates_set_the_named_fields_and_refuse_unknown_ones(store: Store) -> None:
     """update_execution and update_step write the fields named; a name that is not a field
     of the record (or is its key) is refused; an unknown id changes nothing."""

@@ -30,10 +30,6 @@ class Executions(Protocol):
     def get_execution(self, execution_id: str) -> Execution | None:
         ...
 
-    def execution_of_run(self, run_id: str) -> Execution | None:
-        """The execution whose activation ``run_id`` is (its newest or an earlier one)."""
-        ...
-
     def executions(self, job: str | None, limit: int) -> list[Execution]:
         """The newest ``limit`` executions (of ``job``, or of every job), newest first."""
         ...

@@ -258,9 +258,6 @@ class NamedQueries(ABC):
     def get_execution(self, execution_id: str) -> Execution | None:
         return self._one(Execution, "get_execution", id=execution_id)
 
-    def execution_of_run(self, run_id: str) -> Execution | None:
-        return self._one(Execution, "execution_of_run", run_id=run_id)
-
     def executions(self, job: str | None, limit: int) -> list[Execution]:
         if job is None:
             return self._all(Execution, "executions", limit=limit)

@@ -30,11 +30,7 @@ ROOT_KEYS = ("jobs", "notifiers", "settings")
 # run; records built by code (the model's own tests) pass. Each entry goes when its feature
 # is built.
 NOT_YET_AVAILABLE = "not available yet in this version of cronduit"
-UNAVAILABLE_JOB_KEYS = {
-    "steps": f"{NOT_YET_AVAILABLE} (durable multi-step executions); give the job one command "
-             "or run",
-    "durable": f"{NOT_YET_AVAILABLE} (durable executions that resume where they failed)",
-}
+UNAVAILABLE_JOB_KEYS: dict[str, str] = {}
 UNAVAILABLE_STEP_KEYS = {
     "timeout": f"{NOT_YET_AVAILABLE} (a step's own timeout); the job's timeout bounds every "
                "step together",

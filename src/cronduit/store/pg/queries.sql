@@ -351,15 +351,6 @@ VALUES (%(execution_id)s, %(step_id)s, %(position)s, 'pending');
 -- name: get_execution
 SELECT * FROM executions WHERE id = %(id)s;
 
--- name: execution_of_run
--- By the run's own link to its execution, or by the run's step attempts: both found through
--- a unique key. Not by executions.run_id, which names only the newest activation.
-SELECT * FROM executions WHERE id IN (
-    SELECT execution_id FROM runs WHERE id = %(run_id)s
-    UNION
-    SELECT execution_id FROM step_attempts WHERE run_id = %(run_id)s
-);
-
 -- name: executions
 SELECT * FROM executions ORDER BY seq DESC LIMIT %(limit)s;
 

@@ -306,15 +306,6 @@ VALUES (:execution_id, :step_id, :position, 'pending');
 -- name: get_execution
 SELECT * FROM executions WHERE id = :id;
 
--- name: execution_of_run
--- By the run's own link to its execution, or by the run's step attempts: both found through
--- a unique key. Not by executions.run_id, which names only the newest activation.
-SELECT * FROM executions WHERE id IN (
-    SELECT execution_id FROM runs WHERE id = :run_id
-    UNION
-    SELECT execution_id FROM step_attempts WHERE run_id = :run_id
-);
-
 -- name: executions
 SELECT * FROM executions ORDER BY seq DESC LIMIT :limit;
 
