@@ -292,8 +292,9 @@ class _Routes:
         now = gateway.clock.now()
 
         def abandon(tx: Transaction) -> dict[str, object]:
-            done = intake.abandon(tx, wanted, operator=operator, now=now)
-            return intake.execution_detail(tx, gateway.config(), done, now)
+            intake.abandon(tx, wanted, operator=operator, now=now)
+            return intake.execution_detail(tx, gateway.config(),
+                                           intake.known_execution(tx, wanted), now)
 
         return _answer(ExecutionDetail.model_validate(await gateway.acceptor.submit(abandon)),
                        200)
