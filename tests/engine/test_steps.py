@@ -237,3 +237,47 @@ def test_resume_and_abandon_are_refused_with_their_reasons(make_rig: MakeRig) ->
         accept_resume(tx, rig.engine.config, execution.id, operator=None, now=now)
     with rig.store.transaction() as tx, pytest.raises(RequestRefused, match="no execution"):
         accept_resume(tx, rig.engine.config, "nope", operator=None, now=now)
+
+
+def test_a_failed_activation_notifies_with_the_execution_and_the_failed_step(
+        make_rig: MakeRig) -> None:
+    """The notification of a run of an execution carries its id and the step that failed."""
+    text = ("notifiers:\n  ops: {url: 'https://hooks.example/ops', on: [failure]}\n"
+            + ETL.replace("retry: {attempts: 2, backoff: 1m}",
+                          "retry: {attempts: 1}\n    notify: [failure]"))
+    rig = make_rig(text, T0)
+    manual(rig)
+    sync = live(rig)
+    rig.runner.finish(sync.run.id, 0, outputs=out(SNAPSHOT="s"))
+    rig.tick()
+    rig.runner.finish(sync.run.id, 5)
+    rig.tick()
+    with rig.store.transaction() as tx:
+        [sent] = tx.notifications_of_run(sync.run.id)
+    body = json.loads(sent.body)
+    assert sync.step is not None
+    assert (sync.step.execution_id, "index", "failure", "step index: exit status 5") == (
+        body["execution"], body["failed_step"], body["outcome"], body["reason"])
+
+
+def test_retention_deletes_executions_past_it_that_are_not_running(make_rig: MakeRig) -> None:
+    """durable: retention 1h: a failed execution is deleted once its hour since it began is
+    over (its run stays in the history); one still running is kept however old."""
+    text = ETL.replace("retry: {attempts: 2, backoff: 1m}",
+                       "retry: {attempts: 1}\n    durable: {retention: 1h}")
+    rig = make_rig(text, T0)
+    manual(rig)
+    failed = live(rig).run
+    rig.runner.finish(failed.id, 7)
+    rig.tick()
+    manual(rig)
+    going = live(rig).run
+    execution = execution_of(rig, failed.id)
+    assert 0 == rig.engine.prune_executions(T0 + timedelta(minutes=59))
+    assert 1 == rig.engine.prune_executions(T0 + timedelta(hours=1))
+    with rig.store.transaction() as tx:
+        assert tx.get_execution(execution.id) is None
+        assert [] == tx.step_attempts(execution.id)
+    assert [failed.id, going.id] == [run.id for run in rig.history("etl")]
+    assert 0 == rig.engine.prune_executions(T0 + timedelta(days=2))
+    assert ExecutionState.RUNNING == execution_of(rig, going.id).state
