@@ -267,11 +267,7 @@ class _Routes:
         """Resume a failed execution, as ``cronduit execution resume`` does: 202 once the
         resume is durable; 409 with the reason when it cannot be resumed."""
         gateway = self.gateway
-        _authorize(gateway, request.headers.get("authorization"))
-        wanted = request.path_params["execution"]
-        asked = _body(ExecutionRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
-        operator = intake.checked_operator(_operator(asked.operator))
-        now = gateway.clock.now()
+        wanted, operator, now = await _execution_request(gateway, request)
 
         def accept(tx: Transaction) -> intake.Accepted:
             return intake.accept_resume(tx, gateway.config(), wanted, operator=operator,
@@ -285,11 +281,7 @@ class _Routes:
         """Abandon a failed execution, as ``cronduit execution abandon`` does; 409 while it
         runs, or when it succeeded or was abandoned already."""
         gateway = self.gateway
-        _authorize(gateway, request.headers.get("authorization"))
-        wanted = request.path_params["execution"]
-        asked = _body(ExecutionRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
-        operator = intake.checked_operator(_operator(asked.operator))
-        now = gateway.clock.now()
+        wanted, operator, now = await _execution_request(gateway, request)
 
         def abandon(tx: Transaction) -> dict[str, object]:
             intake.abandon(tx, wanted, operator=operator, now=now)
@@ -298,6 +290,15 @@ class _Routes:
 
         return _answer(ExecutionDetail.model_validate(await gateway.acceptor.submit(abandon)),
                        200)
+
+
+async def _execution_request(gateway: Gateway, request: Request
+                             ) -> tuple[str, str | None, datetime]:
+    """An execution's resume or abandon: authorized, its body read; (id, operator, now)."""
+    _authorize(gateway, request.headers.get("authorization"))
+    asked = _body(ExecutionRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
+    operator = intake.checked_operator(_operator(asked.operator))
+    return request.path_params["execution"], operator, gateway.clock.now()
 
 
 def _limit(value: str | None) -> int:
