@@ -139,18 +139,14 @@ def test_batches_accepted_side_by_side_get_the_seqs_the_database_gave(
         pg: PostgresStore) -> None:
     """Two transactions accepting batches at once: every event gets a seq of its own, and
     each batch's answer is the seqs its events were stored under (the SQLite backend's way,
-    the last seq plus one, would give both batches the same)."""
+    the last seq plus one, would give both batches the same). The second waits on the
+    intake lock the first holds to its commit (so seqs rise in commit order): it runs on a
+    thread of its own, and the first commits while it waits."""
     def batch(name: str) -> list[NewEvent]:
         return [NewEvent(f"{name}/{n}", "report", "manual", "m", T0) for n in range(3)]
 
-    thread, claimed, _, done = _holding(pg, lambda tx: tx.insert_events(batch("a")))
-    try:
-        with pg.transaction() as tx:
-            second = tx.insert_events(batch("b"))
-    finally:
-        done.set()
-        thread.join()
-    [first] = claimed
+    first, second = _racing(pg, lambda tx: tx.insert_events(batch("a")),
+                            lambda tx: tx.insert_events(batch("b")))
     assert 6 == len(set(first + second))
     with pg.transaction() as tx:
         stored = [tx.event_by_delivery(e.delivery_id) for e in batch("a") + batch("b")]
