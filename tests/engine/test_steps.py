@@ -12,7 +12,7 @@ import pytest
 
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.core.enums import ExecutionState, StepState
+from cronduit.core.enums import ExecutionState, RunState, StepState
 from cronduit.engine.executions import resumes
 from cronduit.intake.executions import abandon, accept_resume
 from cronduit.intake.refusals import RequestRefused
@@ -281,3 +281,36 @@ def test_retention_deletes_executions_past_it_that_are_not_running(make_rig: Mak
     assert [failed.id, going.id] == [run.id for run in rig.history("etl")]
     assert 0 == rig.engine.prune_executions(T0 + timedelta(days=2))
     assert ExecutionState.RUNNING == execution_of(rig, going.id).state
+
+
+def test_a_steps_own_timeout_stops_its_attempt_which_is_retried(make_rig: MakeRig) -> None:
+    """index: timeout 5m, the job's 1h: at 5m the attempt is stopped and fails with the
+    reason, the step is retried after its backoff with the activation's deadline again, and
+    its next attempt may take another 5m."""
+    text = ETL.replace("outputs: [COUNT], inputs", "outputs: [COUNT], timeout: 5m, inputs")
+    rig = make_rig(text, T0)
+    manual(rig)
+    sync = live(rig)
+    rig.runner.finish(sync.run.id, 0, outputs=out(SNAPSHOT="s"))
+    rig.tick()
+    rig.at(T0 + 5 * MINUTE)
+    assert [(sync.run.id, "timeout")] == rig.runner.stopped
+    rig.tick()
+    [run] = rig.history("etl")
+    assert (RunState.BACKOFF, T0 + timedelta(hours=1)) == (run.state, run.deadline_at)
+    execution = execution_of(rig, run.id)
+    with rig.store.transaction() as tx:
+        tries = [a for a in tx.step_attempts(execution.id) if a.step_id == "index"]
+    assert [("failure", "timed out after 5m (the step's timeout)")] == [
+        (a.outcome, a.reason) for a in tries]
+    rig.at(T0 + 6 * MINUTE)
+    again = live(rig)
+    assert again.step is not None
+    assert ("index", 3) == (again.step.step.id, again.attempt)
+    [run] = rig.history("etl")
+    assert (T0 + 11 * MINUTE, None) == (run.deadline_at, run.cancel_reason)
+    rig.runner.finish(run.id, 0, outputs=out(COUNT="1"))
+    rig.tick()
+    rig.runner.finish(run.id, 0)
+    rig.tick()
+    assert "success" == rig.history("etl")[0].outcome

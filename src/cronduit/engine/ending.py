@@ -24,10 +24,9 @@ from cronduit.core.lifecycle import (
 from cronduit.core.notify import RunFacts, message, recipients
 from cronduit.core.overlap import on_backoff
 from cronduit.core.timespec import format_utc
-from cronduit.engine.executions import settle
 from cronduit.engine.outbox import Outbox
 from cronduit.engine.plan import Stage
-from cronduit.engine.step_ends import step_verdict
+from cronduit.engine.step_ends import settle, step_verdict
 from cronduit.engine.work import inputs_of, job_state, start_waiting
 from cronduit.ports import Event, Run, Transaction
 

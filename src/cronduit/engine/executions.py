@@ -7,8 +7,8 @@ an attempt is, and with which ids, is the store's step-attempt row, written in t
 transaction that commits the attempt, before its process is launched. The core decides
 (:mod:`cronduit.core.steps`: which step is next, what it is given, whether its outputs are
 valid, whether a resume may go); this stage reads and writes. A step is done only in the
-transaction that records its attempt's exit and saves its outputs; the execution ends with
-its run (:func:`settle`).
+transaction that records its attempt's exit and saves its outputs
+(:mod:`cronduit.engine.step_ends`, where the execution also ends with its run).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from cronduit.core.config.model import Durable, Job, Step
 from cronduit.core.enums import ExecutionState, Outcome, RunState, StepState
+from cronduit.core.lifecycle import run_deadline
 from cronduit.core.payload import RESUME
 from cronduit.core.steps import (
     ExecutionFacts,
@@ -95,12 +96,29 @@ def next_attempt(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     attempt_id = stage.new_run_id(now)
     tx.insert_step_attempt(StepAttempt(run.execution_id, step.id, attempt_id, run.id, attempt,
                                        now))
+    _bound_attempt(tx, job, run, step, now)
     known = rows.get(step.id)
     tx.update_step(run.execution_id, step.id, state=StepState.RUNNING, run_id=run.id,
                    attempts=(known.attempts if known else 0) + 1)
     saved = {name: json.loads(row.outputs) for name, row in rows.items()
              if row.state is StepState.DONE and row.outputs is not None}
     return StepLaunch(step, run.execution_id, attempt_id, step_variables(step, saved))
+
+
+def whole_deadline(job: Job, run: Run, now: datetime) -> datetime:
+    """The activation's deadline: the job's ``timeout`` from the run's start, for every step
+    and backoff together."""
+    return run_deadline(run.started_at or now, job.timeout)
+
+
+def _bound_attempt(tx: Transaction, job: Job, run: Run, step: Step, now: datetime) -> None:
+    """The run's deadline while this step attempt goes: the step's own ``timeout`` from now
+    when it has one, never past the activation's (the daemon stops the attempt at it, as
+    it stops any run at its deadline)."""
+    whole = whole_deadline(job, run, now)
+    bound = whole if step.timeout is None else min(whole, now + timedelta(seconds=step.timeout))
+    if bound != run.deadline_at:
+        tx.update_run(run.id, deadline_at=bound)
 
 
 def launch_of(tx: Transaction, job: Job, run: Run, attempt: int) -> StepLaunch | None:
@@ -119,20 +137,3 @@ def launch_of(tx: Transaction, job: Job, run: Run, attempt: int) -> StepLaunch |
 
 def _step(job: Job, step_id: str) -> Step | None:
     return next((step for step in job_steps(job) if step.id == step_id), None)
-
-
-def settle(tx: Transaction, run: Run, outcome: Outcome, now: datetime) -> str | None:
-    """The run ended: its execution ends with it, succeeded, or failed at the step that was
-    going (resumable; a skipped resume leaves the execution as it was). The failed step."""
-    if run.execution_id is None or outcome is Outcome.SKIPPED:
-        return None
-    if outcome is Outcome.SUCCESS:
-        tx.update_execution(run.execution_id, state=ExecutionState.SUCCEEDED, updated_at=now)
-        return None
-    going = next((row.step_id for row in tx.execution_steps(run.execution_id)
-                  if row.state is StepState.RUNNING), None)
-    if going is not None:
-        tx.update_step(run.execution_id, going, state=StepState.FAILED)
-    tx.update_execution(run.execution_id, state=ExecutionState.FAILED, failed_step=going,
-                        updated_at=now)
-    return going

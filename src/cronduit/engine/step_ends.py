@@ -5,7 +5,9 @@ this activation. A step succeeds only when its exit status is 0 and its outputs 
 its attempt's end and its outputs are then saved in this one transaction, with the next
 step's attempt, so a crash never leaves a step done without its outputs, nor the next step
 unwritten. An output file the rules refuse fails the step like a failed exit, naming the
-rule (never the values).
+rule (never the values). A step's own ``timeout`` that stops its attempt fails that attempt,
+retried as one, within the activation's deadline. The execution ends with its run
+(:func:`settle`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronduit.core.config.model import Job
-from cronduit.core.enums import Outcome, StepState
+from cronduit.core.durations import format_duration
+from cronduit.core.enums import ExecutionState, Outcome, StepState
 from cronduit.core.lifecycle import AttemptReport, Verdict, judge_attempt, judge_failure, retry_of
 from cronduit.core.steps import OutputProblem, Outputs, job_steps, parse_outputs
-from cronduit.engine.executions import next_attempt
+from cronduit.engine.executions import next_attempt, whole_deadline
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
 from cronduit.ports import Run, Transaction
@@ -39,8 +42,19 @@ def step_verdict(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     tries = sum(1 for a in tx.step_attempts(run.execution_id)
                 if a.run_id == run.id and a.step_id == step.id)
     retry = retry_of(job.retry_for(step))
-    deadline = run.deadline_at or now
-    verdict = judge_attempt(report, tries, retry, now, deadline)
+    deadline = whole_deadline(job, run, now)
+    if report.stopped_for == "timeout" and now < deadline and step.timeout is not None:
+        # The step's own timeout, not the activation's: a failed attempt, retried as one.
+        why = f"timed out after {format_duration(step.timeout)} (the step's timeout)"
+        verdict = judge_failure(why, report, tries, retry, now, deadline)
+    else:
+        verdict = judge_attempt(report, tries, retry, now, deadline)
+    if run.deadline_at != deadline or run.cancel_reason == "timeout":
+        # Back to the activation's deadline for a backoff and what follows; a stop for the
+        # step's timeout is over with its attempt.
+        tx.update_run(run.id, deadline_at=deadline,
+                      cancel_reason=None if run.cancel_reason == "timeout" else
+                      run.cancel_reason)
     outputs: Outputs | None = None
     if verdict.outcome is Outcome.SUCCESS:
         try:
@@ -67,3 +81,20 @@ def _outputs(declared: tuple[str, ...], report: AttemptReport) -> Outputs:
     if report.outputs_unreadable is not None:
         raise OutputProblem(report.outputs_unreadable)
     return parse_outputs(declared, report.outputs)
+
+
+def settle(tx: Transaction, run: Run, outcome: Outcome, now: datetime) -> str | None:
+    """The run ended: its execution ends with it, succeeded, or failed at the step that was
+    going (resumable; a skipped resume leaves the execution as it was). The failed step."""
+    if run.execution_id is None or outcome is Outcome.SKIPPED:
+        return None
+    if outcome is Outcome.SUCCESS:
+        tx.update_execution(run.execution_id, state=ExecutionState.SUCCEEDED, updated_at=now)
+        return None
+    going = next((row.step_id for row in tx.execution_steps(run.execution_id)
+                  if row.state is StepState.RUNNING), None)
+    if going is not None:
+        tx.update_step(run.execution_id, going, state=StepState.FAILED)
+    tx.update_execution(run.execution_id, state=ExecutionState.FAILED, failed_step=going,
+                        updated_at=now)
+    return going

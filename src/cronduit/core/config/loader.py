@@ -31,10 +31,7 @@ ROOT_KEYS = ("jobs", "notifiers", "settings")
 # is built.
 NOT_YET_AVAILABLE = "not available yet in this version of cronduit"
 UNAVAILABLE_JOB_KEYS: dict[str, str] = {}
-UNAVAILABLE_STEP_KEYS = {
-    "timeout": f"{NOT_YET_AVAILABLE} (a step's own timeout); the job's timeout bounds every "
-               "step together",
-}
+UNAVAILABLE_STEP_KEYS: dict[str, str] = {}
 RUNS_DIR_WITHOUT_POSTGRES = (
     "applies only with a postgresql:// state; with SQLite the state directory holds the runs' "
     "logs and outputs"
