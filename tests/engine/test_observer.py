@@ -151,3 +151,27 @@ def test_a_transaction_rolled_back_tells_nothing_and_its_retry_tells_once(
     assert {("tick", "ran", "none"): 1} == recorder.slots
     assert [("tick", 0.0)] == recorder.late
     store.close()
+
+
+def test_the_lateness_of_a_jittered_slot_counts_from_its_due_time(make_rig: MakeRig) -> None:
+    """With jitter the slot is due after its instant: a run started when due is on time, and
+    one started 7 s after that is 7 s late, whatever its offset."""
+    rig = make_rig(EVERY_5M + "    jitter: 2m\n", T0)
+    recorder = observed(rig)
+    with rig.store.transaction() as tx:
+        timer = tx.get_timer("tick")
+    assert timer is not None
+    assert timer.due_at > timer.slot  # this job's offset, for this slot, is not 0
+    rig.at(timer.due_at + timedelta(seconds=7))
+    assert [("tick", 7.0)] == recorder.late
+
+
+def test_a_ledger_row_that_counts_many_slots_tells_them_all(make_rig: MakeRig) -> None:
+    """A day paused on a job of every minute: 1000 slots listed and the older 440 counted
+    in one row, all 1440 told as missed for the kind paused."""
+    rig = make_rig("jobs:\n  tick:\n    run: x\n    cron: '* * * * *'\n", T0)
+    recorder = observed(rig)
+    with rig.store.transaction() as tx:
+        control.pause(tx, "tick", "disk full", "ana", None, rig.clock.now())
+    rig.at(T0 + timedelta(days=1))
+    assert {("tick", "missed", "paused"): 24 * 60} == recorder.slots
