@@ -3,9 +3,9 @@
 Here, and only here, the concrete parts meet: the store (and the second connection the HTTP
 acceptor commits on), the process runner, the daemon's loop with its engine, the HTTP edge
 and the notifier (:mod:`cronduit.daemon.edges`), the metrics the engine feeds and
-``/metrics`` serves (:mod:`cronduit.daemon.metrics`), the system clock and the event loop. The
-CLI's ``serve`` command loads the config and calls :func:`serve`; nothing else builds a
-daemon.
+``/metrics`` serves (:mod:`cronduit.daemon.metrics`), the system clock and the event loop.
+The CLI's ``serve`` command loads the config and calls :func:`serve`; nothing else builds
+a daemon.
 """
 
 from __future__ import annotations
