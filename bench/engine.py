@@ -59,6 +59,7 @@ from _helpers import TRUE, measure_spawn_rate, supervisor_pid
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
 from cronduit.engine import BATCH, Engine, firing
+from cronduit.engine.outbox import Outbox
 from cronduit.executor import LaunchSpec, wait
 from cronduit.executor.spawn import begin_launch
 from cronduit.store.sql.transaction import to_text
@@ -172,7 +173,7 @@ def fire_timers(engine: Engine, now: datetime) -> None:
     """The durable timer path alone, nothing routed or launched: a batch per transaction."""
     while True:
         with engine.store.transaction() as tx:
-            fired = firing.fire_timers(engine.stage, tx, now)
+            fired = firing.fire_timers(engine.stage, tx, now, Outbox())
         if fired < BATCH:
             return
 

@@ -78,6 +78,7 @@ from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
 from cronduit.core.signing import webhook_token
 from cronduit.engine import BATCH, Engine, firing
+from cronduit.engine.outbox import Outbox
 from cronduit.store.postgres import PostgresStore
 from cronduit.testing import FakeRunner
 
@@ -262,7 +263,7 @@ def _fire_all(url: str, config: Config, barrier: Barrier, results: Any) -> None:
     began, fired = time.monotonic(), 0
     while True:
         with store.transaction() as tx:
-            count = firing.fire_timers(engine.stage, tx, T0)
+            count = firing.fire_timers(engine.stage, tx, T0, Outbox())
         fired += count
         if count == 0:
             break

@@ -170,3 +170,25 @@ def test_a_dry_run_accepts_run_now_from_the_api_and_the_cli_and_runs_both_later(
     assert ["built"] == deployment.lines("builds.txt")
     (record,) = deployment.history_json("build")
     assert 2 == len(record["triggers"])  # type: ignore[arg-type]
+
+
+def test_metrics_counts_a_webhooks_run_and_shows_no_secret_or_input(
+        deployment: Deployment) -> None:
+    """A real ``serve``: after a webhook's run, ``/metrics`` (uvicorn, the worker thread that
+    renders it) counts its success, in the 0.0.4 text format, with no secret or input."""
+    deployment.write(CONFIG)
+    deployment.serve(extra_env=SECRETS)
+    base = base_url(deployment)
+    hook = f"{base}/hooks/poke/{webhook_token(HOOK_SECRET, 'poke')}"
+    body = {"inputs": {"GREETING": "privatevalue"}}
+    assert 202 == httpx.post(hook, json=body, timeout=10).status_code
+    line = 'cronduit_runs_total{job="poke",outcome="success"} 1.0'
+
+    def counted() -> bool:
+        return line in httpx.get(f"{base}/metrics", timeout=10).text
+
+    deployment.wait_for(counted)
+    answer = httpx.get(f"{base}/metrics", timeout=10)
+    assert "text/plain; version=0.0.4; charset=utf-8" == answer.headers["content-type"]
+    for secret in (HOOK_SECRET, API_TOKEN, "privatevalue", webhook_token(HOOK_SECRET, "poke")):
+        assert secret not in answer.text

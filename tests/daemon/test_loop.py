@@ -13,11 +13,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from cronduit import intake
 from cronduit.core.config import load_config
 from cronduit.daemon import loop, read_daemon
 from cronduit.daemon.loop import Daemon
+from cronduit.intake import pausing as control
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
 
@@ -158,3 +160,39 @@ def test_a_stop_leaves_runs_going_to_the_next_daemon(tmp_path: Path) -> None:
     with store.transaction() as tx:
         assert ["running"] == [run.state for run in tx.active_runs("hand")]
     store.close()
+
+
+def sample(serving: Serving, name: str, **labels: str) -> float | None:
+    """One sample of the daemon's metrics as a scrape would read it; None when absent."""
+    text = serving.daemon.metrics.render().decode()
+    for family in text_string_to_metric_families(text):
+        for found in family.samples:
+            if found.name == name and found.labels == labels:
+                return float(found.value)
+    return None
+
+
+def test_the_daemon_counts_what_its_engine_commits_and_reads_its_gauges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manual run that ends is counted as its end commits; the gauges the loop reads (at
+    every turn here) show the daily job's next due time and, once it is paused, its pause."""
+    monkeypatch.setattr(loop, "GAUGES_EVERY", 0.0)
+    serving = Serving(tmp_path)
+
+    async def scenario() -> None:
+        serving.run_manual()
+        serving.daemon.wake()
+        await serving.until(lambda: len(serving.runner.launched) == 1)
+        serving.runner.finish(serving.runner.launched[0].run.id, 0)
+        serving.daemon.wake()
+        await serving.until(lambda: 1.0 == sample(
+            serving, "cronduit_runs_total", job="hand", outcome="success"))
+        with serving.store.transaction() as tx:
+            control.pause(tx, "daily", "disk full", "ana", None, serving.clock.now())
+        serving.daemon.wake()
+        await serving.until(lambda: 1.0 == sample(serving, "cronduit_job_paused", job="daily"))
+
+    serving.play(scenario)
+    assert T0.replace(hour=13).timestamp() == sample(
+        serving, "cronduit_job_next_run_timestamp_seconds", job="daily")
+    assert 0.0 == sample(serving, "cronduit_job_paused", job="hand")

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from cronduit.core.catchup import COUNTED_PAUSED, LISTED_MISSED
 from cronduit.engine.firing import fire_timers
+from cronduit.engine.outbox import Outbox
 from cronduit.intake import pausing as control
 from cronduit.ports import SlotRecord
 from tests.engine.conftest import Rig
@@ -193,7 +194,7 @@ def test_a_slot_fired_before_the_pause_commits_is_routed_as_a_skipped_run(make_r
     rig = make_rig(HOURLY, utc("2026-06-01T00:30"))
     rig.clock.set(utc("2026-06-01T01:00"))
     with rig.store.transaction() as tx:
-        assert 1 == fire_timers(rig.engine.stage, tx, rig.clock.now())
+        assert 1 == fire_timers(rig.engine.stage, tx, rig.clock.now(), Outbox())
     pause(rig)
     rig.tick()
     assert [] == rig.runner.launched

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from cronduit.core.config import load_config
 from cronduit.core.timespec import format_utc
 from cronduit.engine.firing import fire_timers
+from cronduit.engine.outbox import Outbox
 from tests.engine.conftest import Rig
 
 MakeRig = Callable[..., Rig]
@@ -78,7 +79,7 @@ def test_a_crash_between_firing_and_routing_loses_nothing(make_rig: MakeRig) -> 
     rig = make_rig(DAILY, utc("2026-06-01T00:00"))
     rig.clock.set(utc("2026-06-01T00:30"))
     with rig.store.transaction() as tx:  # the firing transaction, then the "crash"
-        assert 1 == fire_timers(rig.engine.stage, tx, rig.clock.now())
+        assert 1 == fire_timers(rig.engine.stage, tx, rig.clock.now(), Outbox())
     assert [] == rig.runner.launched
     rig.restart()
     rig.tick()

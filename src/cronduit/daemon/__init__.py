@@ -4,6 +4,7 @@
   and notifier meet (:func:`serve`);
 * :mod:`~cronduit.daemon.loop`: the loop that owns time and signals around the engine;
 * :mod:`~cronduit.daemon.edges`: the HTTP server and the notifier the loop starts;
+* :mod:`~cronduit.daemon.metrics`: what ``/metrics`` serves, fed by the engine and the loop;
 * :mod:`~cronduit.daemon.reload`: ``cronduit apply`` and SIGHUP, all or nothing;
 * :mod:`~cronduit.daemon.heartbeat`: who serves a state, as the CLI finds it;
 * :mod:`~cronduit.daemon.lock`: one daemon per state directory;

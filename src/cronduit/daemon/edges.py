@@ -69,6 +69,8 @@ class HttpWiring:
     wake: Callable[[], None]
     clock: Clock
     log: Callable[[str], None]
+    metrics: Callable[[], bytes]
+    """The daemon's metrics, rendered in the Prometheus text format."""
 
     def workspace_clone(self, name: str) -> Path | None:
         """The job's workspace clone, where a GitHub check's branch can be confirmed."""
@@ -88,7 +90,8 @@ async def start_http(wiring: HttpWiring, sock: socket.socket) -> tuple[HttpServe
     acceptor = Acceptor(wiring.open_store, wiring.wake, wiring.log)
     gateway = Gateway(config=wiring.config, secret=wiring.secret, acceptor=acceptor,
                       clock=wiring.clock, dispatching=wiring.dispatching,
-                      run_of=wiring.run_of, workspace=wiring.workspace_clone)
+                      run_of=wiring.run_of, workspace=wiring.workspace_clone,
+                      metrics=wiring.metrics)
     try:
         return await server.start(create_app(gateway), sock), acceptor
     except Exception as error:

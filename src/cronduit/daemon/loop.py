@@ -46,6 +46,7 @@ from cronduit.daemon.heartbeat import (
 )
 from cronduit.daemon.lease import NodeLease
 from cronduit.daemon.memory import TRIM_EVERY, release_free_memory
+from cronduit.daemon.metrics import GAUGES_EVERY, DaemonMetrics
 from cronduit.daemon.reload import Reloader
 from cronduit.engine import Engine
 from cronduit.faults import reason_of
@@ -78,8 +79,13 @@ class Daemon:
                  secrets: Callable[[Config], Mapping[str, str]] = lambda _: {},
                  open_store: Callable[[], Store] | None = None, config_text: str = "",
                  bind: Callable[[str, int], socket.socket] | None = None,
-                 node: str = "local", lease: NodeLease | None = None) -> None:
+                 node: str = "local", lease: NodeLease | None = None,
+                 metrics: DaemonMetrics | None = None) -> None:
         self.config_path = config_path
+        self.metrics = metrics or DaemonMetrics()
+        """What ``/metrics`` serves: fed by the engine, its gauges read by this loop."""
+        self._last_gauges: float | None = None
+        """When the gauges were last read from the store (the loop's clock)."""
         self.store = store
         self._open_store = open_store
         """Opens a second connection for the HTTP acceptor; None: no HTTP server."""
@@ -101,7 +107,7 @@ class Daemon:
         self._lease_outage: outage.Outage | None = None
         self.engine = Engine(config, store, runner, dispatch=not dry_run, log=self._log,
                              checkpoint=checkpoint or (lambda _: None), node=node,
-                             shared=lease is not None)
+                             shared=lease is not None, observer=self.metrics)
         self.reloader = Reloader(config_path, store, self.engine, config_text, secrets,
                                  self._log)
         self._wake = asyncio.Event()
@@ -212,7 +218,7 @@ class Daemon:
             config_path=self.config_path, open_store=self._open_store,
             config=lambda: self.engine.config, secret=self._secret,
             dispatching=lambda: self.engine.dispatch, run_of=self.run_of, wake=self.wake,
-            clock=self.clock, log=self._log)
+            clock=self.clock, log=self._log, metrics=self.metrics.render)
         self.http, acceptor = await edges.start_http(wiring, sock)
         bound_host, bound_port = self.http.address
         address = f"{edges.url_host(bound_host)}:{bound_port}"
@@ -292,6 +298,9 @@ class Daemon:
             await self._off_loop(release_free_memory)
             await self._off_loop(self.engine.prune_executions, self.clock.now())
             self._last_trim = beat_at
+        if self._last_gauges is None or beat_at - self._last_gauges >= GAUGES_EVERY:
+            await self._off_loop(self.metrics.refresh, self.store, self.engine.config)
+            self._last_gauges = beat_at
         due = await self._off_loop(self.engine.tick, self.clock.now())
         self._ticked.set()
         self._ticked = asyncio.Event()

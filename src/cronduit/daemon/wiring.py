@@ -2,9 +2,10 @@
 
 Here, and only here, the concrete parts meet: the store (and the second connection the HTTP
 acceptor commits on), the process runner, the daemon's loop with its engine, the HTTP edge
-and the notifier (:mod:`cronduit.daemon.edges`), the system clock and the event loop. The
-CLI's ``serve`` command loads the config and calls :func:`serve`; nothing else builds a
-daemon.
+and the notifier (:mod:`cronduit.daemon.edges`), the metrics the engine feeds and
+``/metrics`` serves (:mod:`cronduit.daemon.metrics`), the system clock and the event loop.
+The CLI's ``serve`` command loads the config and calls :func:`serve`; nothing else builds
+a daemon.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cronduit.daemon.lease import NodeLease
 from cronduit.daemon.lock import hold_daemon_lock
 from cronduit.daemon.loop import Daemon
 from cronduit.daemon.memory import limit_malloc_arenas
+from cronduit.daemon.metrics import DaemonMetrics
 from cronduit.executor import lease_deadline
 from cronduit.executor.procfs import identity
 from cronduit.executor.runner import ProcessRunner
@@ -90,7 +92,7 @@ def _daemon(config_path: Path, config: Config, text: str, paths: StatePaths,
                     secrets=lambda current: load_secrets(current, config_path, os.environ),
                     open_store=lambda: open_store(config, config_path, daemon=True,
                                                   password=password, answering=True),
-                    config_text=text, node=node, lease=lease)
+                    config_text=text, node=node, lease=lease, metrics=DaemonMetrics())
     return daemon, runner
 
 

@@ -13,7 +13,9 @@ writes the answer in the same transaction; nothing here decides policy:
   hosts;
 * :mod:`~cronduit.engine.pauses`: pauses committed elsewhere are carried out;
 * :mod:`~cronduit.engine.outbox` and :mod:`~cronduit.engine.launching`: what a commit
-  decided, carried out in the world after it.
+  decided, carried out in the world after it;
+* :mod:`~cronduit.engine.observer`: what a commit decided, told to the observer that counts
+  it (the daemon's metrics).
 
 The daemon calls :meth:`Engine.tick` with the time now (and whenever something happens);
 tests call it with a fake clock's time, so days of schedules run in milliseconds.
@@ -36,6 +38,7 @@ from cronduit.engine.ending import Ended, attempt_ended, collect_ended
 from cronduit.engine.executions import launch_of
 from cronduit.engine.firing import fire_timers
 from cronduit.engine.launching import LAUNCH_CHUNK, Launcher
+from cronduit.engine.observer import NOT_OBSERVED, Observer, report
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.pauses import read_pauses, settle_pauses
 from cronduit.engine.plan import BATCH, Log, Plan, Stage, quiet
@@ -46,7 +49,7 @@ from cronduit.engine.takeover import sweep_lost_nodes
 from cronduit.engine.work import start_waiting
 from cronduit.ports import Runner, Store, Transaction
 
-__all__ = ["BATCH", "CONTENDED_RETRY", "LAUNCH_CHUNK", "Engine"]
+__all__ = ["BATCH", "CONTENDED_RETRY", "LAUNCH_CHUNK", "Engine", "Observer"]
 
 CONTENDED_RETRY = timedelta(milliseconds=100)
 """How soon a tick that found a job's work held by another daemon looks again."""
@@ -57,10 +60,11 @@ class Engine:
 
     def __init__(self, config: Config, store: Store, runner: Runner, *, dispatch: bool = True,
                  log: Log = quiet, checkpoint: Log = quiet, node: str = "local",
-                 shared: bool = False) -> None:
+                 shared: bool = False, observer: Observer = NOT_OBSERVED) -> None:
         self.store = store
         self.runner = runner
-        self.stage = Stage(Plan.of(config), dispatch, log, node=node, shared=shared)
+        self.stage = Stage(Plan.of(config), dispatch, log, node=node, shared=shared,
+                           observer=observer)
         self.sweep_due = False
         """Set (by the daemon, after each lease renewal) to sweep lost nodes at the next
         tick; only where other daemons share the store."""
@@ -115,7 +119,8 @@ class Engine:
                 tx.record_starts(self.launcher.unrecorded)
             settle_pauses(stage, tx, now, outbox)
             collect_ended(stage, tx, self._ended, now, outbox)
-            fired = fire_timers(stage, tx, now) if stage.dispatch else 0
+            fired = fire_timers(stage, tx, now, outbox) if stage.dispatch else 0
+        report(stage.observer, outbox)  # committed: counted even if the next one fails
         self.launcher.unrecorded.clear()
         if self._ended:
             self._ended.clear()

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cronduit.core.config.model import Job
-from cronduit.core.enums import EventState, Outcome, RunState
+from cronduit.core.enums import EventState, Outcome, RunState, SlotFate, TriggerKind
 from cronduit.core.lifecycle import (
     RUN_END_EVENTS,
     AttemptReport,
@@ -84,6 +84,7 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
     tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
     # Wall-clock time: a clock stepped back during the run would make it negative.
     took = max(0.0, (now - (run.started_at or now)).total_seconds())
+    outbox.ended.append((run.job, outcome, took))
     outbox.lines.append(f"run {run.job} {run.id}: {outcome} after {took:.1f}s"
                         + (f" ({reason})" if reason else ""))
     job = stage.config.jobs.get(run.job)
@@ -113,6 +114,9 @@ def skip(stage: Stage, tx: Transaction, job: Job, event: Event, reason: str, now
     tx.insert_run(run)
     tx.set_event_state([event.seq], EventState.CONSUMED, run.id)
     outbox.lines.append(f"run {job.name} {run.id}: skipped ({reason}) [{event.label}]")
+    outbox.ended.append((job.name, Outcome.SKIPPED, None))
+    if event.kind == TriggerKind.TIMER:  # its slot ran into a skip: the slot's fate
+        outbox.slots.append((job.name, SlotFate.SKIPPED, reason, 1))
     notify(stage, tx, job, RunFacts(job.name, run.id, Outcome.SKIPPED, None, now, 0, None,
                                     reason), now)
 

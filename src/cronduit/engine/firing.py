@@ -25,6 +25,7 @@ from cronduit.core.enums import SlotFate, TriggerKind
 from cronduit.core.pausing import UNHELD, holds, is_held
 from cronduit.core.payload import EMPTY
 from cronduit.core.timespec import IntervalSchedule, Schedule, Slot
+from cronduit.engine.outbox import Outbox
 from cronduit.engine.plan import BATCH, Plan, Stage
 from cronduit.ports import Conflict, NewEvent, SlotRecord, Timer, Transaction
 
@@ -46,8 +47,8 @@ class _Batch:
     lines: list[str] = field(default_factory=list)
 
 
-def fire_timers(stage: Stage, tx: Transaction, now: datetime) -> int:
-    """Fire up to one batch of due timers; how many fired."""
+def fire_timers(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> int:
+    """Fire up to one batch of due timers, noting their slots' fates in ``outbox``; how many."""
     due = tx.due_timers(now, BATCH)
     held = _holds(tx, due) if due else {}
     batch, decided = _Batch(), Decided()
@@ -61,7 +62,8 @@ def fire_timers(stage: Stage, tx: Transaction, now: datetime) -> int:
     for record, event in batch.slots:
         if event is not None:
             record.event_seq = seqs[event]
-    tx.record_slots([record for record, _ in batch.slots])
+    tx.record_slots(records := [record for record, _ in batch.slots])
+    outbox.slots.extend((each.job, each.fate, each.reason, each.count) for each in records)
     for line in batch.lines:
         stage.log(line)
     return len(due)
@@ -143,7 +145,6 @@ def _gather(plan: Plan, name: str, firing: Firing, labels: tuple[str, ...], now:
     for missed in firing.missed:
         batch.slots.append((SlotRecord(name, missed.slot.instant, missed.slot.name,
                                        SlotFate.MISSED, missed.reason, now), None))
-    if firing.missed_count is not None:
-        count = firing.missed_count
+    if (count := firing.missed_count) is not None:
         batch.slots.append((SlotRecord(name, count.first, "", SlotFate.MISSED, count.reason, now,
                                        count=count.count, until_slot=count.last), None))

@@ -1,10 +1,10 @@
 """Launching: carrying out what a committed transaction decided, in the world.
 
-Log lines, stops, prunes and launches leave the outbox only after their transaction
-committed. Launches go a chunk per tick (:data:`LAUNCH_CHUNK`), so a burst of runs never
-holds up the timers due behind it; a launch leaves the queue only once it began: a store
-that fails before it (a full disk), or a runner that defers it, puts it back for the next
-tick.
+Observations, log lines, stops, prunes and launches leave the outbox only after their
+transaction committed. Launches go a chunk per tick (:data:`LAUNCH_CHUNK`), so a burst of
+runs never holds up the timers due behind it; a launch leaves the queue only once it began:
+a store that fails before it (a full disk), or a runner that defers it, puts it back for
+the next tick.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from datetime import datetime
 from cronduit.core.enums import Outcome
 from cronduit.core.lifecycle import deadline_passed
 from cronduit.engine.ending import end_run
+from cronduit.engine.observer import report
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
 from cronduit.ports import Deferred, Event, Run, Runner, Store
@@ -40,7 +41,8 @@ class Launcher:
         """Why the last launches had to wait (the state folder cannot be written), or None."""
 
     def carry_out(self, outbox: Outbox, now: datetime) -> None:
-        """Log, stop, prune, then launch the next chunk."""
+        """Report to the observer, log, stop, prune, then launch the next chunk."""
+        report(self.stage.observer, outbox)
         for line in outbox.lines:
             self.stage.log(line)
         for run, why in outbox.stops:

@@ -2,13 +2,17 @@
 
 A stage never starts or stops a process, prunes a folder or writes a log line inside a
 transaction: it notes the work here, and :mod:`cronduit.engine.launching` carries it out
-after the commit, so a rolled-back transaction leaves nothing done in the world.
+after the commit, so a rolled-back transaction leaves nothing done in the world. What the
+stage observed (runs ended and started, slots' fates) waits here too, and reaches the
+stage's observer (:mod:`cronduit.engine.observer`) only once committed: a rolled-back
+transaction counts nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cronduit.core.enums import Outcome, SlotFate
 from cronduit.core.steps import StepLaunch
 from cronduit.ports import Event, Run
 
@@ -33,3 +37,9 @@ class Outbox:
     stops: list[tuple[Run, str]] = field(default_factory=list)
     prunes: list[Run] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    ended: list[tuple[str, Outcome, float | None]] = field(default_factory=list)
+    """Runs ended: job, outcome, seconds from start to end (None: skipped, never started)."""
+    late: list[tuple[str, float]] = field(default_factory=list)
+    """Timed runs started: job, seconds from its slot's due time to the start."""
+    slots: list[tuple[str, SlotFate, str, int]] = field(default_factory=list)
+    """Slots given a fate: job, fate, the ledger's reason, how many slots."""

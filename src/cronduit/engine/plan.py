@@ -18,6 +18,7 @@ from cronduit.core.config.model import Config, Job
 from cronduit.core.nodes import excluded_jobs
 from cronduit.core.run_ids import RunIds
 from cronduit.core.timespec import Schedule, schedule_of
+from cronduit.engine.observer import NOT_OBSERVED, Observer
 
 BATCH = 500
 """Triggers fired, routed or chained per transaction: one commit for many (group commit)."""
@@ -58,7 +59,8 @@ class Plan:
 
 @dataclass
 class Stage:
-    """What the stages share: the plan in force, whether runs start, who is paused, the log."""
+    """What the stages share: the plan in force, whether runs start, who is paused, the log
+    and the observer of what commits."""
 
     plan: Plan
     dispatch: bool
@@ -81,6 +83,8 @@ class Stage:
     """Jobs whose run ended here while another daemon held their work: that daemon may have
     read the run as still going and left a trigger waiting, so what waits is looked at
     again here once it has committed (:func:`~cronduit.engine.work.start_waiting`)."""
+    observer: Observer = NOT_OBSERVED
+    """Told what each transaction decided once it committed (:mod:`.observer`)."""
     _excluded: tuple[Plan | None, tuple[str, ...]] = (None, ())
 
     @property

@@ -13,11 +13,12 @@ import json
 from datetime import datetime
 
 from cronduit.core.config.model import Job
-from cronduit.core.enums import EventState, RunState, TriggerKind
+from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
 from cronduit.core.lifecycle import run_deadline
 from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end, runs_alone
 from cronduit.core.steps import is_durable
 from cronduit.engine.executions import activation, first_step
+from cronduit.engine.observer import lateness
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
 from cronduit.ports import Event, Run, Transaction
@@ -80,9 +81,12 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
     tx.set_event_state([t.seq for t in batch.triggers], EventState.CONSUMED, run.id)
     if run.state is RunState.ENDED:  # a resume refused since it was accepted
         outbox.lines.append(f"run {job.name} {run.id}: skipped ({run.reason})")
+        outbox.ended.append((job.name, Outcome.SKIPPED, None))
         return
     step = first_step(stage, tx, job, run, now) if run.execution_id is not None else None
     outbox.launches.append(Launch(run, 1, chosen, step=step))
+    if chosen.kind == TriggerKind.TIMER and chosen.slot is not None:
+        outbox.late.append((job.name, lateness(stage.plan, job.name, chosen.slot, now)))
     consumed = len(batch.triggers)
     extra = f", consuming {consumed} triggers" if consumed > 1 else ""
     outbox.lines.append(f"run {job.name} {run.id}: started [{chosen.label}]{extra}")

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4 as METRICS_TYPE
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -85,6 +86,7 @@ def create_app(gateway: Gateway) -> Starlette:
     openapi = json.dumps(document()).encode()
     return Starlette(routes=[
         Route("/healthz", routes.healthz, methods=["GET"]),
+        Route("/metrics", routes.metrics, methods=["GET"]),
         Route("/hooks/{job}/{token}", routes.webhook, methods=["POST"]),
         Route("/github", routes.github, methods=["POST"]),
         Route("/v1/jobs/{job}/run", routes.run_now, methods=["POST"]),
@@ -131,6 +133,12 @@ class _Routes:
         gateway = self.gateway
         return _answer(Health(status="ok", dry_run=not gateway.dispatching(),
                               jobs=len(gateway.config().jobs)), 200)
+
+    def metrics(self, _: Request) -> Response:
+        """The daemon's metrics in the Prometheus text format. A plain function, so Starlette
+        renders it on a worker thread: the text of thousands of jobs never holds up the
+        event loop's webhooks."""
+        return Response(self.gateway.metrics(), media_type=METRICS_TYPE)
 
     async def webhook(self, request: Request) -> Response:
         """Accept a trigger for a job with ``webhook: true``; 202 once it is durable."""

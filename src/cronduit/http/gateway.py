@@ -29,3 +29,6 @@ class Gateway:
     workspace: Callable[[str], Path | None] = lambda _: None
     """A job's workspace clone, where git can tell whether a commit is in a branch; None
     when the job has no workspace, or no run has made its clone yet."""
+    metrics: Callable[[], bytes] = lambda: b""
+    """The daemon's metrics in the Prometheus text format, rendered from what the daemon
+    keeps (never read from the store by a scrape)."""

@@ -62,6 +62,15 @@ PATHS: dict[str, dict[str, Any]] = {
         "summary": "Whether the daemon answers, and whether it runs in dry run",
         "responses": {"200": _ok("the daemon answers", "Health")},
     }},
+    "/metrics": {"get": {
+        "summary": "The daemon's metrics in the Prometheus text format (docs/metrics.md)",
+        "description": "Rendered from what the daemon keeps: counters as runs end and slots "
+                       "get their fates, gauges read from the store every 5 s. Open: no "
+                       "token asked.",
+        "responses": {"200": {"description": "every metric family",
+                              "content": {"text/plain; version=0.0.4": {
+                                  "schema": {"type": "string"}}}}},
+    }},
     "/hooks/{job}/{token}": {"post": {
         "summary": "Trigger a job with webhook: true; 202 once the trigger is durable",
         "description": "The whole body reaches the run in $CRONDUIT_TRIGGER_FILE; a JSON "

@@ -59,6 +59,12 @@ class WorkAndRuns(Protocol):
         """Every job that has an event waiting, each once, by name: what start-up looks at."""
         ...
 
+    def waiting_counts(self) -> dict[str, int]:
+        """How many events wait in each job's work (state ``waiting``), for every job where
+        any waits (a job left out has none): one statement however many jobs, read by the
+        daemon's metrics every few seconds."""
+        ...
+
     # -- runs ---------------------------------------------------------------------------
 
     def insert_run(self, run: Run) -> None:
@@ -145,6 +151,13 @@ class WorkAndRuns(Protocol):
 
     def retire_node(self, name: str, epoch: int, by: str) -> None:
         """Mark the node swept (by ``by``): its lease is over for good."""
+        ...
+
+    def last_successes(self, jobs: Collection[str]) -> dict[str, datetime]:
+        """When each of ``jobs`` last ended a run ``success`` (the newest ``finished_at`` of
+        its runs of that outcome); a job left out never succeeded. One index look-up per
+        job, however long its history: a job that has failed for months is not read run by
+        run (read by the daemon's metrics every few seconds, for every job)."""
         ...
 
     def history(self, job: str, limit: int) -> list[Run]:

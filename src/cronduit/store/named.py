@@ -150,6 +150,9 @@ class NamedQueries(ABC):
     def jobs_with_waiting(self) -> list[str]:
         return [str(row[0]) for row in self._run("jobs_with_waiting").fetchall()]
 
+    def waiting_counts(self) -> dict[str, int]:
+        return {str(job): int(count) for job, count in self._run("waiting_counts").fetchall()}
+
     def events_of_run(self, run_id: str) -> list[Event]:
         return self._all(Event, "events_of_run", run_id=run_id)
 

@@ -387,3 +387,14 @@ ORDER BY expires_at, seq LIMIT %(limit)s;
 -- name: delete_execution
 -- Its steps and step attempts go with it (ON DELETE CASCADE).
 DELETE FROM executions WHERE id = %(id)s;
+
+-- name: waiting_counts
+-- How many triggers wait in each job's work, for every job where any waits.
+SELECT job, COUNT(*) FROM events WHERE state = 'waiting' GROUP BY job;
+
+-- name: last_successes
+-- Each job's newest success: one look-up of runs_last_success each.
+SELECT j.job, (SELECT r.finished_at FROM runs AS r
+               WHERE r.job = j.job AND r.outcome = 'success' AND r.finished_at IS NOT NULL
+               ORDER BY r.finished_at DESC LIMIT 1)
+FROM unnest(%(jobs)s::text[]) AS j(job);

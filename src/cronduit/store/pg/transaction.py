@@ -11,7 +11,7 @@ converted to text and back; the seqs of new events come back from the insert its
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
 from enum import StrEnum
@@ -297,6 +297,12 @@ class PgTransaction(NamedQueries):
     def next_due(self, with_timers: bool) -> datetime | None:
         due: datetime | None = self._scalar("next_due", with_timers=with_timers)
         return due
+
+    def last_successes(self, jobs: Collection[str]) -> dict[str, datetime]:
+        if not jobs:
+            return {}
+        rows = self._run("last_successes", jobs=list(jobs)).fetchall()
+        return {str(job): at for job, at in rows if at is not None}
 
     # durable executions ------------------------------------------------------------------
 

@@ -109,6 +109,10 @@ CREATE INDEX runs_unpruned ON runs (job, seq) WHERE state = 'ended' AND files_pr
 -- At most one run in progress per job where the overlap policy says runs exclude each other.
 CREATE UNIQUE INDEX runs_one_exclusive ON runs (job) WHERE exclusive = 1 AND state <> 'ended';
 CREATE INDEX runs_by_execution ON runs (execution_id) WHERE execution_id IS NOT NULL;
+-- Each job's newest success, one look-up per job however long its history (the metrics'
+-- job_last_success gauge, read every few seconds for every job).
+CREATE INDEX runs_last_success ON runs (job, finished_at)
+    WHERE outcome = 'success' AND finished_at IS NOT NULL;
 
 -- Run-ended events on each job: what `cronduit job wait` and on.after chaining read.
 CREATE TABLE run_ends (

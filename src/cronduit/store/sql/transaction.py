@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -395,6 +395,12 @@ class SqlTransaction(NamedQueries):
     def next_due(self, with_timers: bool) -> datetime | None:
         row = self._run("next_due", with_timers=with_timers).fetchone()
         return None if row is None else from_text(row[0])
+
+    def last_successes(self, jobs: Collection[str]) -> dict[str, datetime]:
+        if not jobs:
+            return {}
+        rows = self._run("last_successes", jobs=self._array(list(jobs))).fetchall()
+        return {str(job): instant for job, at in rows if (instant := from_text(at)) is not None}
 
     # durable executions ------------------------------------------------------------------
 
