@@ -12,6 +12,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -27,7 +28,7 @@ EXPOSED = CONFIG.replace("settings:\n", "settings:\n  listen: 0.0.0.0:8770\n", 1
 """
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance]
-EXAMPLES = 15
+EXAMPLES = 25
 """Cases per route and token: the whole run stays within a minute."""
 AUTH = {"Authorization": f"Bearer {API_TOKEN}"}
 
@@ -67,8 +68,12 @@ def test_every_answer_matches_the_document(tmp_path: Path, token: bool) -> None:
 
 
 def _check(operation: Any, headers: dict[str, str], known: dict[str, list[str]]) -> None:
-    """Generated cases of one route; half of them name a job or run that exists."""
-    @given(case=operation.as_strategy(), real=st.booleans())
+    """Generated cases of one route, valid and invalid ones; half of them name a job or run
+    that exists."""
+    cases = st.one_of(operation.as_strategy(GenerationMode.POSITIVE),
+                      operation.as_strategy(GenerationMode.NEGATIVE))
+
+    @given(case=cases, real=st.booleans())
     @settings(max_examples=EXAMPLES, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     def answers_as_documented(case: Any, real: bool) -> None:

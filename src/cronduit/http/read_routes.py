@@ -52,6 +52,13 @@ _BEARER = HTTPBearer(scheme_name="bearer", auto_error=False,
                      description="the API token; reads need it off loopback only")
 """Names the token in the document; :func:`~cronduit.http.auth.authorize_read` checks it."""
 _UNAVAILABLE = "the state store cannot be read now (Retry-After says when to try again)"
+_SSE_EVENT = {
+    "type": "object", "required": ["data"],
+    "properties": {"event": {"enum": ["message", "end"]}, "data": {"type": "string"}},
+    "description": "one event of the stream: a line of the log (event message), or, last, "
+                   "the end (event end, its data the JSON {run, outcome, reason})"}
+"""An event of a followed log, as a Server-Sent Events client reads it."""
+_PATH = "a path parameter that cannot be read (the detail names it)"
 _CLOSED = ("the listener is not loopback and the request has no valid API token "
            "(Authorization: Bearer)")
 
@@ -123,7 +130,8 @@ def _job_routes(api: FastAPI, gateway: Gateway) -> None:
         found: list[JobFacts] = await statuses(None)
         return JobList(healthy=not any(job.divergences for job in found), jobs=found)
 
-    @api.get("/v1/jobs/{job}", response_model=JobFacts, responses=_errors(e404="no such job"),
+    @api.get("/v1/jobs/{job}", response_model=JobFacts,
+             responses=_errors(e404="no such job", e422=_PATH),
              summary="One job, as cronduit status --json gives it")
     async def job(job: str) -> JobFacts:
         found: list[JobFacts] = await statuses(_configured(gateway, job))
@@ -180,7 +188,8 @@ def _run_routes(api: FastAPI, gateway: Gateway) -> None:
 
         return await gateway.read(read)
 
-    @api.get("/v1/runs/{run}", response_model=RunRecord, responses=_errors(e404="no such run"),
+    @api.get("/v1/runs/{run}", response_model=RunRecord,
+             responses=_errors(e404="no such run", e422=_PATH),
              summary="One run's record: SPEC §5's, with its triggers, steps, notifications")
     async def run(run: str) -> RunRecord:
         def read(tx: Transaction) -> RunRecord:
@@ -192,9 +201,11 @@ def _run_routes(api: FastAPI, gateway: Gateway) -> None:
         200: {"description": "the log as text; with follow=1, Server-Sent Events (one per "
                              "line, then an end event) until the run ends",
               "content": {"text/plain": {"schema": {"type": "string"}},
-                          "text/event-stream": {"schema": {"type": "string"}}}},
+                          "text/event-stream": {"schema": _SSE_EVENT}}},
         **_errors(e404="no such run, no such attempt, or no log (skipped, pruned, never "
-                       "written on this host)")},
+                       "written on this host)",
+                  e422="an attempt that is not a whole number from 1, or a follow that is "
+                       "not a boolean")},
         summary="A run's log (stdout and stderr); follow=1 streams it until the run ends")
     async def run_log(run: str, attempt: Annotated[int | None, Query(ge=1)] = None,
                       follow: bool = False) -> Response:
@@ -218,7 +229,8 @@ def _known_run(tx: Transaction, run_id: str) -> Run:
 
 
 def _other_routes(api: FastAPI, gateway: Gateway) -> None:
-    @api.get("/v1/audit", response_model=AuditList, responses=_errors(),
+    @api.get("/v1/audit", response_model=AuditList,
+             responses=_errors(e422=f"a limit that is not a whole number from 1 to {MAX_PAGE}"),
              summary="Who paused, resumed, ran by hand or applied what; newest first")
     async def audit(limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50) -> AuditList:
         def read(tx: Transaction) -> AuditList:
@@ -227,7 +239,8 @@ def _other_routes(api: FastAPI, gateway: Gateway) -> None:
 
         return await gateway.read(read)
 
-    @api.get("/v1/executions", response_model=ExecutionList, responses=_errors(),
+    @api.get("/v1/executions", response_model=ExecutionList,
+             responses=_errors(e422="a limit that is not a whole number in its bounds"),
              summary="The newest durable executions, as cronduit execution list gives them")
     async def executions(job: str | None = None,
                          limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 20
@@ -240,7 +253,7 @@ def _other_routes(api: FastAPI, gateway: Gateway) -> None:
         return await gateway.read(read)
 
     @api.get("/v1/executions/{execution}", response_model=ExecutionDetail,
-             responses=_errors(e404="no such execution"),
+             responses=_errors(e404="no such execution", e422=_PATH),
              summary="One execution: inputs, steps, attempts, outputs, whether it can resume")
     async def execution(execution: str) -> ExecutionDetail:
         now, config = gateway.clock.now(), gateway.config()
