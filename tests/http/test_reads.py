@@ -292,9 +292,12 @@ async def test_the_audit_log_reads_newest_first(reads: Api) -> None:
     assert 1 == len((await get(reads, "/v1/audit", limit=1)).json()["entries"])
 
 
-async def test_an_unknown_path_answers_404_in_the_one_error_shape(reads: Api) -> None:
-    answer = await get(reads, "/v1/nothing-here")
-    assert (404, ["detail"]) == (answer.status_code, list(answer.json()))
+async def test_an_unknown_path_or_method_answers_in_the_one_error_shape(reads: Api) -> None:
+    """A path nobody serves is a 404; a write route asked with GET still a 405."""
+    unknown = await get(reads, "/v1/nothing-here")
+    wrong = await get(reads, "/v1/jobs/quiet/run")
+    assert [(404, ["detail"]), (405, ["detail"])] == [
+        (answer.status_code, list(answer.json())) for answer in (unknown, wrong)]
 
 
 async def test_reads_on_loopback_need_no_token(reads: Api) -> None:

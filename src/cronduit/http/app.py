@@ -31,7 +31,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 
 from cronduit import intake
 from cronduit.core.config.model import Job
@@ -66,7 +66,7 @@ from cronduit.http.models import (
     RunStarted,
 )
 from cronduit.http.openapi import document
-from cronduit.http.read_routes import read_api
+from cronduit.http.read_routes import ReadMount, read_api
 from cronduit.intake import pausing as control
 from cronduit.ports import Pause, Transaction
 
@@ -97,7 +97,7 @@ def create_app(gateway: Gateway) -> Starlette:
               methods=["POST"]),
         Route("/openapi.json", lambda _: Response(openapi, media_type="application/json"),
               methods=["GET"]),
-        Mount("", app=reads),  # last: what no route above takes is a read's, or its 404
+        ReadMount(reads),  # last: the reads, behind every route above
     ], exception_handlers={
         intake.RequestRefused: _refused,
         HTTPException: _http_error,

@@ -24,6 +24,8 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPBearer
+from starlette.routing import Match, Mount
+from starlette.types import Scope
 
 from cronduit import intake
 from cronduit.core.enums import Outcome, TriggerKind
@@ -96,6 +98,22 @@ def _instant(value: datetime | None, name: str) -> datetime | None:
     if problem is not None:
         raise intake.RequestRefused(422, f"{name}: {problem}")
     return value
+
+
+class ReadMount(Mount):
+    """The read routes' mount, after the Starlette routes: it takes a request only when one
+    of its routes serves the path, so a write route asked with another method still answers
+    405, and a path nobody serves the Starlette app's 404."""
+
+    def __init__(self, api: FastAPI) -> None:
+        super().__init__("", app=api)
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        match, child = super().matches(scope)
+        if match is Match.FULL and not any(
+                route.matches(scope)[0] is not Match.NONE for route in self.routes):
+            return Match.NONE, {}
+        return match, child
 
 
 def read_api(gateway: Gateway) -> FastAPI:
