@@ -12,10 +12,14 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from cronduit.cli import cli
+from cronduit.cli.context import Runtime
 from cronduit.ports import Transaction
+from cronduit.testing import FakeClock
 from tests.helpers.postgres import fresh_schema, in_schema
-from tests.http.conftest import API_TOKEN, CONFIG, HOOK_SECRET, Api, open_api
+from tests.http.conftest import API_TOKEN, CONFIG, HOOK_SECRET, T0, Api, open_api
 
 pytestmark = pytest.mark.anyio
 
@@ -321,3 +325,21 @@ async def test_no_answer_holds_a_secret(reads: Api) -> None:
     texts = [(await get(reads, path)).text for path in paths]
     assert not any(secret in text for text in texts for secret in (API_TOKEN, HOOK_SECRET))
 
+
+
+async def test_the_cli_says_of_each_job_what_the_api_says(tmp_path: Path) -> None:
+    """Parity: ``status --json`` and ``schedule list --json`` over the same state give the
+    jobs of ``GET /v1/jobs``, fact for fact."""
+    text = READS.replace("settings:\n", "settings:\n  state: .\n", 1)
+    config = tmp_path / "cronduit.yaml"
+    config.write_text(text)
+    runtime = Runtime(clock=FakeClock(T0), nudge=lambda _: None)
+    async for api in open_api(tmp_path, config_text=text):
+        await manual_run(api, exit_status=1)
+        await manual_run(api, "poke", exit_status=None)
+        served = (await get(api, "/v1/jobs")).json()["jobs"]
+        status = CliRunner().invoke(cli, ["status", "--json", "-c", str(config)], obj=runtime)
+        listed = CliRunner().invoke(cli, ["schedule", "list", "--json", "-c", str(config)],
+                                    obj=runtime)
+    assert served == json.loads(status.stdout)["jobs"]
+    assert served == [json.loads(line) for line in listed.stdout.splitlines()]
