@@ -231,3 +231,37 @@ def test_json_with_deep_gives_the_signed_url(tmp_path: Path) -> None:
     (webhook,) = next(job["triggers"] for job in json.loads(out)["jobs"] if job["job"] == "poke")
     assert (f"/hooks/poke/{token}", f"http://127.0.0.1:9200/hooks/poke/{token}") == (
         webhook["path"], webhook["url"])
+
+
+def _doctor_on(folder: Path, listen: str, secrets: str, *args: str) -> tuple[int, str]:
+    """Doctor over CONFIG listening on ``listen``, with the API token ``API_KEY`` named."""
+    config = CONFIG.replace("listen: 127.0.0.1:9200", f"listen: {listen}\n  api_token: API_KEY")
+    (folder / "cronduit.yaml").write_text(config)
+    (folder / "secrets.env").write_text(secrets)
+    result = CliRunner().invoke(cli, ["doctor", *args, "-c", str(folder / "cronduit.yaml")])
+    return result.exit_code, result.output
+
+
+def test_on_loopback_doctor_says_the_reads_are_open(tmp_path: Path) -> None:
+    code, out = _doctor_on(tmp_path, "127.0.0.1:9200", SECRETS + "API_KEY=api-value\n")
+    assert (0, True) == (code, "api: 127.0.0.1:9200 is loopback: reads are open; writes need "
+                               "the API token" in out)
+    code, out = _doctor_on(tmp_path, "127.0.0.1:9200", SECRETS + "API_KEY=api-value\n",
+                           "--json")
+    assert {"listen": "127.0.0.1:9200", "reads": "open"} == json.loads(out)["api"]
+
+
+def test_off_loopback_doctor_says_reads_need_the_token(tmp_path: Path) -> None:
+    code, out = _doctor_on(tmp_path, "0.0.0.0:9200", SECRETS + "API_KEY=api-value\n")
+    assert (0, True) == (code, "api: 0.0.0.0:9200 is not loopback: reads and writes need the "
+                               "API token (Authorization: Bearer)" in out)
+    assert "api-value" not in out
+
+
+def test_off_loopback_without_a_token_the_reads_are_closed_and_it_is_a_problem(
+        tmp_path: Path) -> None:
+    code, out = _doctor_on(tmp_path, "0.0.0.0:9200", SECRETS, "--json")
+    document = json.loads(out)
+    assert (1, {"listen": "0.0.0.0:9200", "reads": "token"}) == (code, document["api"])
+    assert any(w["text"].startswith("api: 0.0.0.0:9200 is not loopback")
+               for w in document["warnings"])

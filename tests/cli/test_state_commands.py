@@ -122,6 +122,7 @@ def test_schedule_list_json_prints_one_object_per_job(install: Install) -> None:
     """Each line is a JSON object with the job, timing, timer state and next elapse."""
     install.arm("report", REPORT_SLOT, "2026-03-31 09:00 Europe/London")
     result = install.invoke("schedule", "list", "--json")
+    keys = ("job", "timing", "timer", "next_elapse", "next_slot")
     assert [
         {"job": "report", "timing": "cron 0 9 * * * Europe/London", "timer": "armed",
          "next_elapse": "2026-03-31T08:00:00Z", "next_slot": "2026-03-31 09:00 Europe/London"},
@@ -129,7 +130,26 @@ def test_schedule_list_json_prints_one_object_per_job(install: Install) -> None:
          "next_elapse": "2026-03-30T12:00:00Z", "next_slot": "2026-03-30 12:00:00 UTC"},
         {"job": "hand", "timing": "manual", "timer": "none", "next_elapse": None,
          "next_slot": None},
-    ] == [json.loads(line) for line in result.stdout.splitlines()]
+    ] == [{key: row[key] for key in keys}
+          for row in map(json.loads, result.stdout.splitlines())]
+
+
+def test_schedule_list_and_status_give_the_same_facts_of_each_job(install: Install) -> None:
+    """Parity: ``schedule list --json`` prints, one a line, the jobs of ``status --json``
+    (the facts ``GET /v1/jobs`` gives too)."""
+    install.arm_all()
+    install.add(ended("r1", "failure", 60, exit_status=1))
+    listed = [json.loads(line) for line in
+              install.invoke("schedule", "list", "--json").stdout.splitlines()]
+    assert json.loads(install.invoke("status", "--json").stdout)["jobs"] == listed
+
+
+def test_the_next_slots_of_a_calendar_job_are_listed_with_their_due_times(
+        install: Install) -> None:
+    report = json.loads(install.invoke("schedule", "list", "--json").stdout.splitlines()[0])
+    assert ("At 09:00", 5) == (report["described"], len(report["next_slots"]))
+    assert {"slot": "2026-03-31T08:00:00Z", "name": "2026-03-31 09:00 Europe/London",
+            "due": "2026-03-31T08:00:00Z"} == report["next_slots"][0]
 
 
 def test_schedule_list_computes_the_next_slot_of_a_cron_job_not_armed_yet(
@@ -272,11 +292,15 @@ def test_status_json_is_one_document_with_the_verdict(install: Install) -> None:
     result = install.invoke("status", "--json")
     document = json.loads(result.stdout)
     assert (1, None, False) == (result.exit_code, document["daemon"], document["healthy"])
+    report = document["jobs"][0]
+    assert "2026-03-31T08:00:00Z" == report.pop("next_slots")[0]["slot"]
     assert {
         "job": "report",
         "timing": "cron 0 9 * * * Europe/London",
+        "described": "At 09:00",
         "timer": "armed",
         "next_elapse": "2026-03-31T08:00:00Z",
+        "next_slot": "2026-03-31 09:00 Europe/London",
         "last": {"run": "r1", "outcome": "failure", "reason": "",
                  "started_at": "2026-03-30T10:59:47Z", "finished_at": "2026-03-30T11:00:00Z",
                  "duration_s": 12.3, "attempts": 1, "exit_status": 1},
@@ -286,7 +310,7 @@ def test_status_json_is_one_document_with_the_verdict(install: Install) -> None:
         "divergences": ["the last run failed"],
         "paused": None,
         "reminder": None,
-    } == document["jobs"][0]
+    } == report
 
 
 def test_status_as_a_real_process_exits_1_on_divergence(install: Install) -> None:

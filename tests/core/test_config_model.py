@@ -457,3 +457,13 @@ def test_copying_a_record_leaves_the_records_it_shares_a_field_set_with_alone() 
     assert "jitter" in copied.model_fields_set
     assert "jitter" not in b.model_fields_set
     assert 0 == b.jitter
+
+
+@pytest.mark.parametrize(("listen", "open_"), [
+    ("127.0.0.1:8770", True), ("127.9.9.9:1", True), ("[::1]:8770", True),
+    ("localhost:8770", True), ("0.0.0.0:8770", False), ("[::]:8770", False),
+    ("10.0.0.5:8770", False), ("cronduit.example.com:80", False),
+])
+def test_reads_are_open_on_a_loopback_listener_only(listen: str, open_: bool) -> None:
+    """SPEC §9: reads need the API token on any address but loopback."""
+    assert open_ == load(f"settings: {{listen: '{listen}'}}\n").settings.reads_open

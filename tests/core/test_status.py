@@ -20,6 +20,7 @@ from cronduit.core.status import (
     last_counted,
     next_elapse,
     timers_expected,
+    upcoming_slots,
 )
 
 # Monday 30 March 2026, 12:00 UTC; London is on summer time (UTC+1) since the 29th.
@@ -219,3 +220,18 @@ def test_the_status_hands_back_the_records_it_was_given() -> None:
     status = judge(NIGHTLY, ARMED, [last], [going], 2, True, pause, NOW)
     assert (last, (going,), 2, pause) == (status.last, status.active, status.waiting,
                                           status.pause)
+
+
+def test_the_slots_to_come_carry_their_jittered_due_times() -> None:
+    """Each due time is the slot plus the job's stable jitter offset, within the jitter."""
+    nightly = job('{run: x, cron: "0 3 * * *", jitter: 10m}')
+    slots = upcoming_slots(nightly, NOW, 3)
+    assert ["2026-03-31T03:00:00+00:00", "2026-04-01T03:00:00+00:00",
+            "2026-04-02T03:00:00+00:00"] == [one.slot.isoformat() for one in slots]
+    assert all(timedelta(0) <= one.due - one.slot < timedelta(minutes=10) for one in slots)
+    assert slots == upcoming_slots(nightly, NOW, 3)
+
+
+def test_an_interval_or_untimed_job_has_no_slots_to_come_listed() -> None:
+    assert ([], []) == (upcoming_slots(job("{run: x, every: 5m}"), NOW, 3),
+                        upcoming_slots(job("{run: x}"), NOW, 3))

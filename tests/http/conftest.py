@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,9 +14,11 @@ from starlette.applications import Starlette
 
 from cronduit.core.config import load_config
 from cronduit.core.signing import webhook_token
+from cronduit.daemon.edges import read_log
 from cronduit.engine import Engine
-from cronduit.http import Gateway, create_app
+from cronduit.http import Gateway, Reader, create_app
 from cronduit.intake.acceptor import Acceptor
+from cronduit.paths import StatePaths
 from cronduit.ports import Event, Run, Store
 from cronduit.store.postgres import PostgresStore
 from cronduit.store.sqlite import SqliteStore
@@ -56,11 +59,13 @@ class Api:
     app: Starlette
     gateway: Gateway
     engine: Engine
-    store: SqliteStore
+    store: Store
     runner: FakeRunner
     clock: FakeClock
     lines: list[str]
     """What the engine logged, one line each."""
+    paths: StatePaths
+    """Where runs' files are: a test writes a run's log there, as its process would."""
 
     def hook(self, job: str, secret: str = HOOK_SECRET) -> str:
         return f"/hooks/{job}/{webhook_token(secret, job)}"
@@ -100,8 +105,23 @@ async def dry_api(tmp_path: Path) -> AsyncIterator[Api]:
         yield made
 
 
-async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG,
-                   postgres: str | None = None) -> AsyncIterator[Api]:
+@dataclass
+class Wired:
+    """The app and what it stands on, before any client: what a test drives by hand."""
+
+    app: Starlette
+    gateway: Gateway
+    engine: Engine
+    store: Store
+    runner: FakeRunner
+    clock: FakeClock
+    lines: list[str]
+    paths: StatePaths
+
+
+@contextmanager
+def wired(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG,
+          postgres: str | None = None) -> Iterator[Wired]:
     """The app over a store in ``folder`` (or in PostgreSQL at ``postgres``), on
     ``config_text`` (the shared CONFIG unless a test needs jobs of its own)."""
     config = load_config(config_text, "cronduit.yaml")
@@ -126,11 +146,25 @@ async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CO
         return event.run_id if event is not None and event.state == "consumed" else None
 
     acceptor = Acceptor(lambda: second_store(False), lambda: None)
+    reader = Reader(lambda: second_store(False))
+    paths = StatePaths(folder)
     gateway = Gateway(config=lambda: engine.config, secret=secrets.get, acceptor=acceptor,
-                      clock=clock, dispatching=lambda: engine.dispatch, run_of=run_of)
-    app = create_app(gateway)
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
-        yield Api(client, app, gateway, engine, store, runner, clock, lines)
-    acceptor.close()
-    store.close()
+                      clock=clock, dispatching=lambda: engine.dispatch, run_of=run_of,
+                      read=reader.read, run_folder=paths.run,
+                      log=lambda run, attempt, at: read_log(paths, None, run, attempt, at))
+    try:
+        yield Wired(create_app(gateway), gateway, engine, store, runner, clock, lines, paths)
+    finally:
+        reader.close()
+        acceptor.close()
+        store.close()
+
+
+async def open_api(folder: Path, *, dispatch: bool = True, config_text: str = CONFIG,
+                   postgres: str | None = None) -> AsyncIterator[Api]:
+    """:func:`wired`'s app with a client over the ASGI transport."""
+    with wired(folder, dispatch=dispatch, config_text=config_text, postgres=postgres) as w:
+        transport = httpx.ASGITransport(app=w.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
+            yield Api(client, w.app, w.gateway, w.engine, w.store, w.runner, w.clock, w.lines,
+                      w.paths)

@@ -97,3 +97,21 @@ async def test_abandon_ends_resumability_and_is_refused_twice(steps_api: Api) ->
     with api.store.transaction() as tx:
         actions = [entry.action for entry in tx.audit(10)]
     assert "execution abandon" in actions
+
+
+async def test_a_durable_runs_log_gives_its_step_attempts_in_order(steps_api: Api) -> None:
+    """As ``job logs`` prints it: each step attempt's own log, one after another, or only
+    ``?attempt=N``'s; and the run's record names its step attempts."""
+    api = steps_api
+    await failed_execution(api)
+    [run] = api.history("etl")
+    for attempt, text in ((1, b"synced\n"), (2, b"index failed\n")):
+        log = api.paths.step_log(run.id, attempt)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_bytes(text)
+    whole = await api.client.get(f"/v1/runs/{run.id}/log")
+    second = await api.client.get(f"/v1/runs/{run.id}/log", params={"attempt": "2"})
+    record = (await api.client.get(f"/v1/runs/{run.id}")).json()
+    assert ("synced\nindex failed\n", "index failed\n") == (whole.text, second.text)
+    assert ["sync", "index"] == [step["step"] for step in record["steps"]]
+    assert record["execution"] == run.execution_id

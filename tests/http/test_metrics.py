@@ -17,7 +17,7 @@ from cronduit.core.config import load_config
 from cronduit.core.signing import webhook_token
 from cronduit.daemon.metrics import DaemonMetrics
 from cronduit.engine import Engine
-from cronduit.http import Gateway, create_app
+from cronduit.http import Gateway, Reader, create_app
 from cronduit.intake import pausing as control
 from cronduit.intake.acceptor import Acceptor
 from cronduit.store.sqlite import SqliteStore
@@ -92,12 +92,14 @@ async def scene(tmp_path: Path) -> AsyncIterator[Scene]:
 
     acceptor = Acceptor(lambda: SqliteStore(tmp_path / "cronduit.db", migrate=False),
                         lambda: None)
+    reader = Reader(lambda: SqliteStore(tmp_path / "cronduit.db", migrate=False))
     gateway = Gateway(config=lambda: engine.config, secret={"HOOK_KEY": HOOK_SECRET}.get,
                       acceptor=acceptor, clock=clock, dispatching=lambda: True, run_of=run_of,
-                      metrics=metrics.render)
+                      read=reader.read, metrics=metrics.render)
     transport = httpx.ASGITransport(app=create_app(gateway))
     async with httpx.AsyncClient(transport=transport, base_url="http://cronduit") as client:
         yield Scene(client, engine, store, runner, clock, metrics)
+    reader.close()
     acceptor.close()
     store.close()
 

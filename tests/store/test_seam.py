@@ -54,7 +54,7 @@ def test_the_sql_transactions_offer_the_seam_and_marked_test_helpers_only(
     on it is named ``*_for_tests``."""
     public = {name for name, _ in inspect.getmembers(transaction, inspect.isfunction)
               if not name.startswith("_")}  # its own and those it shares (store/named.py)
-    assert [] == sorted(_seam_methods() - public - {"transaction", "close"})
+    assert [] == sorted(_seam_methods() - public - {"transaction", "reading", "close"})
     assert [] == sorted(name for name in public - _seam_methods()
                         if not name.endswith("_for_tests"))
 

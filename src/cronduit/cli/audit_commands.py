@@ -12,14 +12,10 @@ import click
 
 from cronduit.cli.context import open_state
 from cronduit.cli.options import config_option
-from cronduit.cli.render import cell, echo_json, echo_table, utc
+from cronduit.cli.render import cell, echo_json, echo_table
 from cronduit.core.limits import MAX_LISTED
+from cronduit.intake.reports import audit_facts
 from cronduit.ports import AuditEntry
-
-
-def entry_json(entry: AuditEntry) -> dict[str, object]:
-    return {"seq": entry.seq, "at": utc(entry.at), "operator": entry.operator,
-            "action": entry.action, "job": entry.job, "detail": json.loads(entry.detail)}
 
 
 def summary(entry: AuditEntry) -> str:
@@ -58,7 +54,7 @@ def audit(limit: int, as_json: bool, config_path: Path) -> None:
         entries = tx.audit(limit)
     if as_json:
         for entry in entries:
-            echo_json(entry_json(entry))
+            echo_json(audit_facts(entry))
         return
     if not entries:
         click.echo("the audit log is empty")

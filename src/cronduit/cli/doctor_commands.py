@@ -75,7 +75,8 @@ def doctor(deep: bool, as_json: bool, config_path: Path) -> None:
         findings = [Finding(daemon_line(daemon)), stored, *_jobs(state, secrets, deep, now),
                     *_unconfirmable(state, secrets), *file_findings,
                     *_secrets(state.config, secrets),
-                    *_git(state.config), *_notifications(state), *_nodes(state)]
+                    *_git(state.config), *_notifications(state), *_nodes(state),
+                    _api(state.config, secrets)]
     problems = sum(finding.problem for finding in findings)
     if as_json:
         echo_json(_document(state, daemon, stored, findings))
@@ -101,9 +102,29 @@ def _document(state: State, daemon: DaemonInfo | None, stored: Finding,
         where = {"url": redacted(state.config.settings.state), **where}
     return {"daemon": daemon_json(daemon),
             "state": where,
+            "api": {"listen": state.config.settings.listen,
+                    "reads": "open" if state.config.settings.reads_open else "token"},
             "jobs": _jobs_json(state.config, findings),
             "warnings": warnings,
             "problems": len(warnings)}
+
+
+def _api(config: Config, secrets: Mapping[str, str]) -> Finding:
+    """Who may use the HTTP API: reads are open on a loopback listener and need the API
+    token on any other address; writes always need it. No token set off loopback closes
+    the reads too."""
+    settings = config.settings
+    token = settings.api_token is not None and settings.api_token in secrets
+    writes = "writes need the API token" if token else (
+        "writes are refused (settings.api_token names no secret that is set)")
+    if settings.reads_open:
+        return Finding(f"api: {settings.listen} is loopback: reads are open; {writes}")
+    if token:
+        return Finding(f"api: {settings.listen} is not loopback: reads and writes need the "
+                       "API token (Authorization: Bearer)")
+    return Finding(f"api: {settings.listen} is not loopback, so reads need the API token, "
+                   "and settings.api_token names no secret that is set: every API request "
+                   "but webhooks, GitHub and /healthz is refused", problem=True)
 
 
 def _jobs_json(config: Config, findings: list[Finding]) -> list[dict[str, object]]:

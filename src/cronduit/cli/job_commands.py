@@ -11,9 +11,7 @@ host without it, ``job logs`` shows the log's tail the store kept with the run
 
 from __future__ import annotations
 
-import contextlib
 import getpass
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +24,6 @@ from cronduit.cli.options import config_option, fail, operator_option, reason_op
 from cronduit.cli.render import (
     RetryNews,
     cell,
-    duration_s,
     echo_json,
     echo_table,
     outcome_summary,
@@ -34,10 +31,9 @@ from cronduit.cli.render import (
     utc,
 )
 from cronduit.cli.stored_tails import elsewhere, on_node, tail_note
-from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Job
 from cronduit.core.durations import DurationError, parse_duration
-from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
+from cronduit.core.enums import EventState, Outcome, RunState
 from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import TextError, check_operator, clean
 from cronduit.daemon import running_daemon
@@ -64,49 +60,9 @@ def job() -> None:
 
 def run_record(tx: Transaction, run: Run, paths: StatePaths | None = None
                ) -> dict[str, object]:
-    """The run record of SPEC §5, exactly its keys; ``execution`` and ``steps`` (each step
-    attempt of the run, in order) when the run is a durable execution's activation;
-    ``workspace`` when the run worked in one
-    (what it was told about the checkout); ``backfill: true`` with the ``slot`` it ran for
-    when a backfill trigger started it; and ``notifications`` when the run's outcome was
-    sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
-    events = tx.events_of_run(run.id)
-    record: dict[str, object] = {
-        "run": run.id,
-        "job": run.job,
-        "trigger": run.kind,
-        "label": run.label,
-        "triggers": [event.delivery_id for event in events],
-        "started_at": utc(run.started_at),
-        "finished_at": utc(run.finished_at),
-        "duration_s": duration_s(run),
-        "attempts": run.attempts,
-        "exit_status": run.exit_status,
-        "outcome": run.outcome,
-        "reason": run.reason,
-        "inputs": json.loads(run.inputs or "{}"),
-        "operator": run.operator,
-    }
-    if paths is not None:
-        with contextlib.suppress(OSError):  # pruned with the run's files, or never written
-            record["workspace"] = (paths.run(run.id) / "workspace").read_text().strip()
-    trigger = next((event for event in events if event.seq == run.trigger_seq), None)
-    if trigger is not None and trigger.kind == TriggerKind.MANUAL and (
-            trigger_policy(trigger.payload.fields) is not None):
-        record["backfill"] = True
-        record["slot"] = utc(trigger.slot)
-    if run.execution_id is not None:
-        record["execution"] = run.execution_id
-        record["steps"] = [
-            {"step": a.step_id, "attempt": a.attempt, "attempt_id": a.attempt_id,
-             "outcome": a.outcome, "exit_status": a.exit_status, "reason": a.reason}
-            for a in tx.step_attempts(run.execution_id) if a.run_id == run.id]
-    notifications = tx.notifications_of_run(run.id)
-    if notifications:
-        record["notifications"] = [
-            {"notifier": n.notifier, "state": n.state, "attempts": n.attempts,
-             "error": n.error or None} for n in notifications]
-    return record
+    """The run record (:func:`cronduit.intake.reports.run_record`, as ``GET /v1/runs/{id}``
+    gives it), its workspace read from this host's run folder."""
+    return intake.run_record(tx, run, None if paths is None else paths.run(run.id))
 
 
 def _outcome_cell(run: Run) -> str:

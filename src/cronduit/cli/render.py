@@ -27,20 +27,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from cronduit.core.config.model import Job
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import RunState
 from cronduit.core.text import UNSAFE, clean
 from cronduit.core.timespec import format_utc
+from cronduit.intake.reports import duration_s, timing_of, utc
 from cronduit.ports import Run
+
+__all__ = ["NONE", "RetryNews", "cell", "duration_s", "echo_json", "echo_line", "echo_table",
+           "is_terminal", "json_text", "outcome_summary", "plain_table", "plural",
+           "retry_line", "stderr_is_terminal", "timing_of", "utc"]
 
 NONE = "-"
 """How an empty cell reads in a table."""
-
-
-def utc(instant: datetime | None) -> str | None:
-    """An instant as ``2026-03-29T01:00:00Z``; ``None`` stays ``None`` (JSON ``null``)."""
-    return None if instant is None else format_utc(instant)
 
 
 def cell(value: object) -> str:
@@ -54,36 +53,6 @@ def cell(value: object) -> str:
 
 def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
-def duration_s(run: Run) -> float | None:
-    """Seconds from the run's start to its end (all attempts and backoffs); None if either
-    is missing (a run going, a skipped run that never started)."""
-    if run.started_at is None or run.finished_at is None:
-        return None
-    return round((run.finished_at - run.started_at).total_seconds(), 3)
-
-
-def timing_of(job: Job) -> str:
-    """What makes the job run, in config words: ``cron 0 9 * * 1-5 Europe/London, webhook``."""
-    parts = []
-    zone = "" if job.time_zone == "UTC" else f" {job.time_zone}"
-    if job.cron is not None:
-        parts.append(f"cron {job.cron}{zone}")
-    elif job.at is not None:
-        times = ",".join(f"{m // 60:02d}:{m % 60:02d}" for m in job.at)
-        parts.append(f"at {times}{zone}")
-    elif job.every is not None:
-        parts.append(f"every {format_duration(job.every)}")
-    if parts and job.jitter:
-        parts[0] += f" (jitter {format_duration(job.jitter)})"
-    if job.on is not None and job.on.events:
-        parts.append("on " + ",".join(job.on.events))
-    if job.on is not None and job.on.after is not None:
-        parts.append(f"after {job.on.after.job}")
-    if job.webhook:
-        parts.append("webhook")
-    return ", ".join(parts) or "manual"
 
 
 def outcome_summary(run: Run) -> str:

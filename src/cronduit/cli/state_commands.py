@@ -9,17 +9,16 @@ values and print the answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
 
+from cronduit import intake
 from cronduit.cli.context import State, known_job, open_state, runtime
 from cronduit.cli.options import bounded_instant, config_option, fail
 from cronduit.cli.render import (
     cell,
-    duration_s,
     echo_json,
     echo_line,
     echo_table,
@@ -29,51 +28,28 @@ from cronduit.cli.render import (
     utc,
 )
 from cronduit.core.cron import ZoneError, load_zone
-from cronduit.core.enums import EventState, RunState, SlotFate
-from cronduit.core.slot_ledger import ledger_fate
+from cronduit.core.enums import RunState
 from cronduit.core.status import (
     FAILED,
     DaemonState,
     JobStatus,
     TimerState,
     daemon_state,
-    judge,
-    last_counted,
-    next_elapse,
     timers_expected,
 )
 from cronduit.core.text import clean
-from cronduit.core.timespec import Slot
 from cronduit.daemon import DaemonInfo, running_daemon
-from cronduit.ports import NodeRecord, Pause, Run, SlotRecord, Store, Transaction
+from cronduit.ports import NodeRecord, Pause, Run, Store
 from cronduit.store import membership_of
 
 # -- status: the facts -------------------------------------------------------------------
 
 
-def _newest_runs(tx: Transaction, job: str) -> list[Run]:
-    """The job's newest runs, down to the one its status counts as its last."""
-    limit = 50
-    while True:
-        runs = tx.history(job, limit)
-        if len(runs) < limit or last_counted(runs) is not None:
-            return runs
-        limit *= 4
-
-
 def collect_status(state: State, now: datetime, daemon: DaemonInfo | None
                    ) -> list[JobStatus[Run, Pause]]:
     """Every configured job's status, read in one transaction and judged by the core."""
-    expected = timers_expected(_state_of(daemon))
-    statuses = []
-    with state.store.transaction() as tx:
-        pauses = {pause.job: pause for pause in tx.pauses()}
-        for name, job in state.config.jobs.items():
-            pause = pauses.get(name)
-            elapse = next_elapse(job, tx.get_timer(name), now, paused=pause is not None)
-            statuses.append(judge(job, elapse, _newest_runs(tx, name), tx.active_runs(name),
-                                  len(tx.waiting_events(name)), expected, pause, now))
-    return statuses
+    with state.store.reading() as tx:
+        return intake.job_statuses(tx, state.config, now, timers_expected(_state_of(daemon)))
 
 
 # -- status: printing ---------------------------------------------------------------------
@@ -168,35 +144,6 @@ def pause_lines(status: JobStatus[Run, Pause]) -> list[tuple[str, str | None]]:
     return lines
 
 
-def status_json(status: JobStatus[Run, Pause]) -> dict[str, object]:
-    last = status.last
-    return {
-        "job": status.job.name,
-        "timing": timing_of(status.job),
-        "timer": status.elapse.timer,
-        "next_elapse": utc(status.elapse.due),
-        "last": None if last is None else {
-            "run": last.id, "outcome": last.outcome, "reason": last.reason,
-            "started_at": utc(last.started_at), "finished_at": utc(last.finished_at),
-            "duration_s": duration_s(last), "attempts": last.attempts,
-            "exit_status": last.exit_status,
-        },
-        "skipped_since": status.skipped_since,
-        "in_progress": [
-            {"run": run.id, "state": run.state, "attempt": run.attempts,
-             "started_at": utc(run.started_at), "retry_at": utc(run.next_attempt_at)}
-            for run in status.active
-        ],
-        "waiting": status.waiting,
-        "divergences": list(status.divergences),
-        "paused": None if status.pause is None else {
-            "by": status.pause.operator, "since": utc(status.pause.paused_at),
-            "reason": status.pause.reason, "until": utc(status.pause.until),
-        },
-        "reminder": status.reminder,
-    }
-
-
 @click.command("status")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document instead of text.")
 @config_option
@@ -218,7 +165,7 @@ def status(as_json: bool, config_path: Path) -> None:
             "daemon": daemon_json(daemon),
             **({} if nodes is None else {"nodes": [_node_json(node) for node in nodes]}),
             "healthy": not diverging,
-            "jobs": [status_json(s) for s in statuses],
+            "jobs": [intake.job_facts(s, now) for s in statuses],
         })
     else:
         echo_line(daemon_line(daemon), None if daemon else "yellow")
@@ -270,48 +217,27 @@ def schedule() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per job, one a line.")
 @config_option
 def schedule_list(as_json: bool, config_path: Path) -> None:
-    """Every job: its timing, timer state (armed, unarmed, paused, none) and next elapse."""
+    """Every job: its timing, timer state (armed, unarmed, paused, none) and next elapse.
+
+    --json gives each job's facts as ``status --json`` and ``GET /v1/jobs`` do.
+    """
     now = runtime().clock.now()
-    with open_state(config_path) as state, state.store.transaction() as tx:
-        paused = {pause.job for pause in tx.pauses()}
-        rows = [(job, next_elapse(job, tx.get_timer(name), now, paused=name in paused))
-                for name, job in state.config.jobs.items()]
+    with open_state(config_path) as state:
+        statuses = collect_status(state, now, running_daemon(state.store, now))
     if as_json:
-        for job, elapse in rows:
-            echo_json({"job": job.name, "timing": timing_of(job), "timer": elapse.timer,
-                       "next_elapse": utc(elapse.due), "next_slot": elapse.slot_name})
+        for one in statuses:
+            echo_json(intake.job_facts(one, now))
         return
     echo_table(["JOB", "TIMING", "TIMER", "NEXT ELAPSE", "SLOT"],
-               [[job.name, timing_of(job), elapse.timer, cell(elapse.due),
-                 cell(elapse.slot_name)] for job, elapse in rows], wrap=["TIMING", "SLOT"])
+               [[one.job.name, timing_of(one.job), one.elapse.timer, cell(one.elapse.due),
+                 cell(one.elapse.slot_name)] for one in statuses], wrap=["TIMING", "SLOT"])
 
 
-@dataclass(frozen=True)
-class SlotView:
-    """A ledger row with the fate of its run folded in (by the core)."""
-
-    record: SlotRecord
-    fate: SlotFate
-    reason: str
-    run: str | None
-
-
-def slot_view(tx: Transaction, record: SlotRecord) -> SlotView:
-    """The ledger row with the trigger it fired and the run that trigger became."""
-    event = run = None
-    if record.fate == SlotFate.RAN:
-        event = tx.event_by_delivery(Slot(record.slot, record.name).delivery_id(record.job))
-    if event is not None and event.state == EventState.CONSUMED and event.run_id is not None:
-        run = tx.get_run(event.run_id)
-    shown = ledger_fate(record.fate, record.reason, event, run)
-    return SlotView(record, shown.fate, shown.reason, shown.run)
-
-
-def _fate_cell(view: SlotView) -> str:
+def _fate_cell(view: intake.reports.SlotView) -> str:
     return view.fate if view.record.count <= 1 else f"{view.fate} ×{view.record.count}"
 
 
-def _reason_cell(view: SlotView) -> str:
+def _reason_cell(view: intake.reports.SlotView) -> str:
     record = view.record
     if record.count <= 1:
         return cell(view.reason)
@@ -355,14 +281,12 @@ def schedule_slots(job_name: str, from_text: str | None, to_text: str | None, as
             # Slots print to the second, and a time the DST rule removed is kept a few
             # microseconds past the second it prints as: --to takes in that whole second.
             end += timedelta(microseconds=999_999)
-        with state.store.transaction() as tx:
-            views = [slot_view(tx, record) for record in tx.slots(job_name, start, end)]
+        with state.store.reading() as tx:
+            views = [intake.reports.slot_view(tx, record)
+                     for record in tx.slots(job_name, start, end)]
     if as_json:
         for view in views:
-            record = view.record
-            echo_json({"slot": utc(record.slot), "name": record.name or None,
-                       "fate": view.fate, "reason": view.reason, "run": view.run,
-                       "count": record.count, "until": utc(record.until_slot)})
+            echo_json(intake.reports.slot_facts(view))
         return
     if not views:
         click.echo(f"no slots recorded for {job_name}" + (" in that window" if start or end

@@ -20,13 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from itertools import islice
 from typing import Final, Generic, Protocol, TypeVar
 
 from cronduit.core.arming import due_of, timing_key
 from cronduit.core.catchup import arm_new
 from cronduit.core.config.model import Job
 from cronduit.core.enums import Outcome, RunState
-from cronduit.core.timespec import format_utc, schedule_of
+from cronduit.core.timespec import CalendarSchedule, format_utc, schedule_of
 
 __all__ = [
     "FAILED",
@@ -37,11 +38,13 @@ __all__ = [
     "JobStatus",
     "NextElapse",
     "TimerState",
+    "UpcomingSlot",
     "daemon_state",
     "judge",
     "last_counted",
     "next_elapse",
     "timers_expected",
+    "upcoming_slots",
 ]
 
 OVERDUE_AFTER: Final = timedelta(minutes=1)
@@ -137,6 +140,28 @@ def next_elapse(job: Job, timer: TimerFacts | None, now: datetime, paused: bool 
     if arming is None:
         return NextElapse(TimerState.UNARMED, None, None)
     return NextElapse(TimerState.UNARMED, arming.due, arming.slot.name)
+
+
+@dataclass(frozen=True)
+class UpcomingSlot:
+    """A slot of a calendar timing still to come, and when its timer is due for it."""
+
+    slot: datetime
+    name: str
+    due: datetime
+    """The slot's instant plus the job's jitter offset for it, as the daemon arms it."""
+
+
+def upcoming_slots(job: Job, after: datetime, count: int) -> list[UpcomingSlot]:
+    """The next ``count`` slots of the job's calendar timing after ``after``, each with its
+    due time (jitter applied); none for an interval timing, whose next slot is simply its
+    next elapse, or for a job with no timing."""
+    schedule = schedule_of(job)
+    if not isinstance(schedule, CalendarSchedule):
+        return []
+    due = due_of(job, schedule)
+    return [UpcomingSlot(slot.instant, slot.name, due(slot))
+            for slot in islice(schedule.slots_after(after), count)]
 
 
 class DaemonState(StrEnum):

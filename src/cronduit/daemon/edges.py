@@ -9,6 +9,7 @@ answers the routes need) are wired here, so the loop knows none of them.
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -18,16 +19,17 @@ from typing import TYPE_CHECKING
 from cronduit.core.config.model import Config
 from cronduit.daemon.errors import ListenError
 from cronduit.executor import workspace
+from cronduit.executor.logs import LogReader
 from cronduit.intake.acceptor import Acceptor
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
-from cronduit.ports import Clock, Store
+from cronduit.ports import Clock, Run, Store
 
 if TYPE_CHECKING:
     from cronduit.http.server import HttpServer
 
 __all__ = ["Acceptor", "HttpWiring", "ListenError", "NotificationSender", "listen",
-           "start_http"]
+           "read_log", "start_http"]
 
 
 Bind = Callable[[str, int], socket.socket]
@@ -81,22 +83,51 @@ class HttpWiring:
         state = StatePaths.of(config, self.config_path).root
         return workspace.existing_clone(job.workspace, state, self.config_path.resolve().parent)
 
+    def run_folder(self, run_id: str) -> Path:
+        """Where a run's files are on this host."""
+        return StatePaths.of(self.config(), self.config_path).run(run_id)
+
+    def log_of(self, run: Run, attempt: int, position: int) -> tuple[bytes, int] | None:
+        """The run's log on this host from ``position`` on, as ``job logs`` reads it."""
+        config = self.config()
+        return read_log(StatePaths.of(config, self.config_path), config.settings.max_log,
+                        run, attempt, position)
+
+
+def read_log(paths: StatePaths, cap: int | None, run: Run, attempt: int,
+             position: int) -> tuple[bytes, int] | None:
+    """Attempt ``attempt``'s log of ``run`` from ``position`` (in the job's bytes) on, holes
+    skipped and cuts marked, and the position after it; None when there is no such file."""
+    path = paths.log_of(run.id, attempt, run.execution_id is not None)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        reader = LogReader(fd, cap, position)
+        return b"".join(reader.chunks()), reader.position
+    finally:
+        os.close(fd)
+
 
 async def start_http(wiring: HttpWiring, sock: socket.socket) -> tuple[HttpServer, Acceptor]:
     """Serve on the listening socket; webhooks and run-now requests enter there. Any failure
     to come up ends in the one :class:`ListenError` line, with nothing left open."""
-    from cronduit.http import Gateway, create_app, server  # noqa: PLC0415 - heavy
+    from cronduit.http import Gateway, Reader, create_app, server  # noqa: PLC0415 - heavy
 
     acceptor = Acceptor(wiring.open_store, wiring.wake, wiring.log)
+    reader = Reader(wiring.open_store)
     gateway = Gateway(config=wiring.config, secret=wiring.secret, acceptor=acceptor,
                       clock=wiring.clock, dispatching=wiring.dispatching,
-                      run_of=wiring.run_of, workspace=wiring.workspace_clone,
-                      metrics=wiring.metrics)
+                      run_of=wiring.run_of, read=reader.read,
+                      workspace=wiring.workspace_clone, run_folder=wiring.run_folder,
+                      log=wiring.log_of, metrics=wiring.metrics)
     try:
-        return await server.start(create_app(gateway), sock), acceptor
+        return await server.start(create_app(gateway), sock, on_stop=[reader.close]), acceptor
     except Exception as error:
         sock.close()
         acceptor.close()
+        reader.close()
         raise cannot_listen(wiring.config(), error) from None
 
 

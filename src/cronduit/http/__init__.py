@@ -1,4 +1,4 @@
-"""The HTTP edge: health, job webhooks, GitHub deliveries and the run-now API.
+"""The HTTP edge: health, job webhooks, GitHub deliveries, the run-now API and the reads.
 
 Every request that brings a trigger goes through :mod:`cronduit.intake` (the same checks as
 the CLI) and :class:`cronduit.intake.acceptor.Acceptor` (durable before the answer), then wakes the
@@ -7,7 +7,8 @@ engine; nothing here decides policy.
 
 from cronduit.http.app import create_app
 from cronduit.http.gateway import Gateway
+from cronduit.http.reader import Reader
 
 __all__ = [
-    "Gateway", "create_app", "server",
+    "Gateway", "Reader", "create_app", "server",
 ]

@@ -12,14 +12,15 @@ breaks the rule of :func:`cronduit.core.text.check_line` included), and 201 with
 
 The app is plain Starlette, not FastAPI: FastAPI's per-request machinery (dependency
 solving, its middleware stack) cost about 130 µs a request here, more than everything else
-a webhook does on the event loop, and the webhook throughput target needs that time. What
-FastAPI would have given, the OpenAPI document, is built from the same pydantic models and
-the route table in :mod:`cronduit.http.openapi`.
+a webhook does on the event loop, and the webhook throughput target needs that time. The
+reads, where that cost does not matter, are FastAPI's (:mod:`cronduit.http.read_routes`),
+mounted after these routes, so a webhook never meets it. ``/openapi.json`` is one document:
+these routes' table (:mod:`cronduit.http.openapi`) merged with what FastAPI generates for
+the reads.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 from datetime import datetime
 from pathlib import Path
@@ -44,19 +45,18 @@ from cronduit.core.github import (
     with_verified_branch,
 )
 from cronduit.core.json_depth import JsonTooDeep, check_json_depth, loads
-from cronduit.core.limits import MAX_LISTED
 from cronduit.core.matching import OnRule
 from cronduit.core.signing import github_signature_valid, token_matches
 from cronduit.core.text import clean
 from cronduit.core.timespec import format_utc
 from cronduit.http.ancestry import head_in_branch
+from cronduit.http.auth import authorize, authorize_read
 from cronduit.http.bodies import GITHUB_LIMIT, WEBHOOK_LIMIT, read_limited
 from cronduit.http.gateway import Gateway
 from cronduit.http.models import (
     Accepted,
     DeliveryRecorded,
     ExecutionDetail,
-    ExecutionList,
     ExecutionRequest,
     Health,
     PauseRecord,
@@ -67,6 +67,7 @@ from cronduit.http.models import (
     RunStarted,
 )
 from cronduit.http.openapi import document
+from cronduit.http.read_routes import ReadMount, read_api
 from cronduit.intake import pausing as control
 from cronduit.ports import Pause, Transaction
 
@@ -83,7 +84,8 @@ DRY_RUN_NOTE = ("the daemon runs in dry run: the run was accepted and waits; it 
 def create_app(gateway: Gateway) -> Starlette:
     """The app, bound to one daemon's gateway."""
     routes = _Routes(gateway)
-    openapi = json.dumps(document()).encode()
+    reads = read_api(gateway)
+    openapi = json.dumps(document(reads.openapi())).encode()
     return Starlette(routes=[
         Route("/healthz", routes.healthz, methods=["GET"]),
         Route("/metrics", routes.metrics, methods=["GET"]),
@@ -92,13 +94,12 @@ def create_app(gateway: Gateway) -> Starlette:
         Route("/v1/jobs/{job}/run", routes.run_now, methods=["POST"]),
         Route("/v1/jobs/{job}/pause", routes.pause, methods=["POST"]),
         Route("/v1/jobs/{job}/resume", routes.resume, methods=["POST"]),
-        Route("/v1/executions", routes.executions, methods=["GET"]),
-        Route("/v1/executions/{execution}", routes.execution, methods=["GET"]),
         Route("/v1/executions/{execution}/resume", routes.resume_execution, methods=["POST"]),
         Route("/v1/executions/{execution}/abandon", routes.abandon_execution,
               methods=["POST"]),
         Route("/openapi.json", lambda _: Response(openapi, media_type="application/json"),
               methods=["GET"]),
+        ReadMount(reads),  # last: the reads, behind every route above
     ], exception_handlers={
         intake.RequestRefused: _refused,
         HTTPException: _http_error,
@@ -134,10 +135,12 @@ class _Routes:
         return _answer(Health(status="ok", dry_run=not gateway.dispatching(),
                               jobs=len(gateway.config().jobs)), 200)
 
-    def metrics(self, _: Request) -> Response:
-        """The daemon's metrics in the Prometheus text format. A plain function, so Starlette
-        renders it on a worker thread: the text of thousands of jobs never holds up the
-        event loop's webhooks."""
+    def metrics(self, request: Request) -> Response:
+        """The daemon's metrics in the Prometheus text format: a read, so open on loopback
+        and behind the token elsewhere (SPEC §9). A plain function, so Starlette renders it
+        on a worker thread: the text of thousands of jobs never holds up the event loop's
+        webhooks."""
+        authorize_read(self.gateway, request.headers.get("authorization"))
         return Response(self.gateway.metrics(), media_type=METRICS_TYPE)
 
     async def webhook(self, request: Request) -> Response:
@@ -196,7 +199,7 @@ class _Routes:
         """Start a manual run, as ``cronduit job run`` does; refused (409) while the job has a
         run going or a manual run pending, unless ``?queue=1``."""
         gateway = self.gateway
-        _authorize(gateway, request.headers.get("authorization"))
+        authorize(gateway, request.headers.get("authorization"))
         name = request.path_params["job"]
         target = gateway.config().jobs.get(name)
         if target is None:
@@ -223,7 +226,7 @@ class _Routes:
     async def pause(self, request: Request) -> Response:
         """Pause a job, as ``cronduit job pause`` does; 409 when it is paused already."""
         gateway = self.gateway
-        _authorize(gateway, request.headers.get("authorization"))
+        authorize(gateway, request.headers.get("authorization"))
         name = _configured(gateway, request.path_params["job"])
         asked = _body(PauseRequest, await read_limited(request, WEBHOOK_LIMIT), empty=False)
         now = gateway.clock.now()
@@ -237,7 +240,7 @@ class _Routes:
     async def resume(self, request: Request) -> Response:
         """Resume a job, as ``cronduit job resume`` does; 409 when it is not paused."""
         gateway = self.gateway
-        _authorize(gateway, request.headers.get("authorization"))
+        authorize(gateway, request.headers.get("authorization"))
         name = _configured(gateway, request.path_params["job"])
         asked = _body(ResumeRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
         now = gateway.clock.now()
@@ -246,30 +249,6 @@ class _Routes:
             return control.resume(tx, name, _operator(asked.operator), now)
 
         return _answer(_pause_record(await gateway.acceptor.submit(resume)), 200)
-
-
-    async def executions(self, request: Request) -> Response:
-        """The newest executions, as ``cronduit execution list`` gives them."""
-        job = request.query_params.get("job")
-        limit = _limit(request.query_params.get("limit"))
-
-        def read(tx: Transaction) -> list[dict[str, object]]:
-            return [intake.execution_summary(x, tx.execution_steps(x.id))
-                    for x in tx.executions(job, limit)]
-
-        found = await self.gateway.acceptor.submit(read)
-        return _answer(ExecutionList.model_validate({"executions": found}), 200)
-
-    async def execution(self, request: Request) -> Response:
-        """One execution, as ``cronduit execution inspect`` gives it."""
-        gateway = self.gateway
-        wanted, now = request.path_params["execution"], gateway.clock.now()
-
-        def read(tx: Transaction) -> dict[str, object]:
-            return intake.execution_detail(tx, gateway.config(),
-                                           intake.known_execution(tx, wanted), now)
-
-        return _answer(ExecutionDetail.model_validate(await gateway.acceptor.submit(read)), 200)
 
     async def resume_execution(self, request: Request) -> Response:
         """Resume a failed execution, as ``cronduit execution resume`` does: 202 once the
@@ -303,19 +282,10 @@ class _Routes:
 async def _execution_request(gateway: Gateway, request: Request
                              ) -> tuple[str, str | None, datetime]:
     """An execution's resume or abandon: authorized, its body read; (id, operator, now)."""
-    _authorize(gateway, request.headers.get("authorization"))
+    authorize(gateway, request.headers.get("authorization"))
     asked = _body(ExecutionRequest, await read_limited(request, WEBHOOK_LIMIT), empty=True)
     operator = intake.checked_operator(_operator(asked.operator))
     return request.path_params["execution"], operator, gateway.clock.now()
-
-
-def _limit(value: str | None) -> int:
-    """``?limit=``: 1 to :data:`~cronduit.core.limits.MAX_LISTED` (default 20), else 422."""
-    if value is None:
-        return 20
-    if not value.isdigit() or not 1 <= int(value) <= MAX_LISTED:
-        raise HTTPException(422, f"limit: must be a whole number from 1 to {MAX_LISTED}")
-    return int(value)
 
 
 def _operator(given: str | None) -> str:
@@ -378,19 +348,6 @@ def _clones(gateway: Gateway, jobs: list[str]) -> list[Path]:
     any waiting job's clone may confirm the branch, not only the first job's."""
     found = (gateway.workspace(name) for name in jobs)
     return list(dict.fromkeys(path for path in found if path is not None))
-
-
-def _authorize(gateway: Gateway, header: str | None) -> None:
-    name = gateway.config().settings.api_token
-    expected = gateway.secret(name) if name else None
-    if expected is None:
-        raise HTTPException(401, "the API is closed: settings.api_token names no secret "
-                                 "that is set", headers={"WWW-Authenticate": "Bearer"})
-    scheme, _, given = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(),
-                                                             expected.encode()):
-        raise HTTPException(401, "Authorization: expected Bearer <api token>",
-                            headers={"WWW-Authenticate": "Bearer"})
 
 
 def _flag(value: str | None, name: str) -> bool:

@@ -1,7 +1,9 @@
-"""The OpenAPI document at ``/openapi.json``, built from the request and response models.
+"""The OpenAPI document at ``/openapi.json``: the Starlette routes' table, kept here by hand
+from their request and response models, merged with the document FastAPI generates for the
+read routes (:mod:`cronduit.http.read_routes`).
 
-The route table here is the API's description for client writers; the tests check it
-names every route the app serves, so the two cannot drift apart unnoticed.
+The tests check the merged document names every route the app serves, and that every
+answer matches it, so the two cannot drift apart unnoticed.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from cronduit.http.models import (
     Accepted,
     DeliveryRecorded,
     ExecutionDetail,
-    ExecutionList,
     ExecutionRequest,
     Health,
     PauseRecord,
@@ -65,11 +66,12 @@ PATHS: dict[str, dict[str, Any]] = {
     "/metrics": {"get": {
         "summary": "The daemon's metrics in the Prometheus text format (docs/metrics.md)",
         "description": "Rendered from what the daemon keeps: counters as runs end and slots "
-                       "get their fates, gauges read from the store every 5 s. Open: no "
-                       "token asked.",
+                       "get their fates, gauges read from the store every 5 s. Open on a "
+                       "loopback listener; elsewhere it needs the API token.",
         "responses": {"200": {"description": "every metric family",
                               "content": {"text/plain; version=0.0.4": {
-                                  "schema": {"type": "string"}}}}},
+                                  "schema": {"type": "string"}}}},
+                      **_errors(e401="off loopback: no valid API token")},
     }},
     "/hooks/{job}/{token}": {"post": {
         "summary": "Trigger a job with webhook: true; 202 once the trigger is durable",
@@ -153,24 +155,6 @@ PATHS: dict[str, dict[str, Any]] = {
                  "unknown key",
             e503=_UNAVAILABLE)},
     }},
-    "/v1/executions": {"get": {
-        "summary": "The newest durable executions, as cronduit execution list gives them",
-        "parameters": [
-            {"name": "job", "in": "query", "required": False, "schema": {"type": "string"},
-             "description": "only this job's"},
-            {"name": "limit", "in": "query", "required": False,
-             "schema": {"type": "integer", "minimum": 1, "default": 20},
-             "description": "how many, newest first"},
-        ],
-        "responses": {"200": _ok("the executions", "ExecutionList"), **_errors(
-            e422="a limit that is not a whole number in its bounds", e503=_UNAVAILABLE)},
-    }},
-    "/v1/executions/{execution}": {"get": {
-        "summary": "One execution: inputs, steps, attempts, outputs, whether it can resume",
-        "parameters": [_path("execution", "the execution's id")],
-        "responses": {"200": _ok("the execution", "ExecutionDetail"), **_errors(
-            e404="no such execution", e503=_UNAVAILABLE)},
-    }},
     "/v1/executions/{execution}/resume": {"post": {
         "summary": "Resume a failed execution where it failed, as cronduit execution resume "
                    "does; 202 once the resume is durable",
@@ -201,12 +185,13 @@ PATHS: dict[str, dict[str, Any]] = {
 }
 
 
-def document() -> dict[str, Any]:
-    """The whole OpenAPI 3.1 document."""
+def document(reads: dict[str, Any]) -> dict[str, Any]:
+    """The whole OpenAPI 3.1 document: these paths, and those of ``reads`` (the read
+    routes' generated document), with the schemas of both."""
     _, schemas = models_json_schema(
         [(model, "serialization") for model in
-         (Accepted, DeliveryRecorded, Health, RunStarted, PauseRecord, ExecutionList,
-          ExecutionDetail, ResumeAccepted)]
+         (Accepted, DeliveryRecorded, Health, RunStarted, PauseRecord, ExecutionDetail,
+          ResumeAccepted)]
         + [(model, "validation") for model in (RunRequest, PauseRequest, ResumeRequest,
                                                 ExecutionRequest)],
         ref_template="#/components/schemas/{model}")
@@ -214,8 +199,11 @@ def document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "cronduit", "version": "1",
                  "description": "Webhooks, GitHub deliveries, run-now, pause and resume, "
-                                "durable executions (docs/http.md)."},
-        "paths": PATHS,
-        "components": {"schemas": schemas.get("$defs", {}),
-                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+                                "durable executions, and the reads of jobs, runs, logs and "
+                                "the audit log (docs/http.md)."},
+        "paths": {**PATHS, **reads.get("paths", {})},
+        "components": {
+            "schemas": {**reads.get("components", {}).get("schemas", {}),
+                        **schemas.get("$defs", {})},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }

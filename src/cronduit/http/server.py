@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import errno
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -43,10 +43,12 @@ class HttpServer:
     """A started server; :meth:`stop` closes it."""
 
     def __init__(self, server: _Embedded, task: asyncio.Task[None],
-                 sock: socket.socket) -> None:
+                 sock: socket.socket, on_stop: Sequence[Callable[[], None]] = ()) -> None:
         self._server = server
         self._task = task
         self._socket = sock
+        self._on_stop = on_stop
+        """What the app held open (the reader's store), closed once requests are over."""
 
     @property
     def address(self) -> tuple[str, int]:
@@ -62,6 +64,8 @@ class HttpServer:
             self._server.force_exit = True
             await self._task
         self._socket.close()
+        for close in self._on_stop:
+            close()
 
 
 BACKLOG = 2048
@@ -99,10 +103,11 @@ def listen(sock: socket.socket) -> None:
         raise
 
 
-async def start(app: ASGIApp, sock: socket.socket) -> HttpServer:
+async def start(app: ASGIApp, sock: socket.socket,
+                on_stop: Sequence[Callable[[], None]] = ()) -> HttpServer:
     """Serve ``app`` on the listening ``sock`` from the running loop; returns once it accepts
-    connections. Raises OSError when it does not, having stopped what it started and closed
-    ``sock``."""
+    connections, and calls ``on_stop`` when it stops. Raises OSError when it does not,
+    having stopped what it started and closed ``sock``."""
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             server_header=False, backlog=BACKLOG)
     server = _Embedded(config)
@@ -110,7 +115,7 @@ async def start(app: ASGIApp, sock: socket.socket) -> HttpServer:
     while not server.started and not task.done():
         await asyncio.sleep(0.005)
     if not task.done() and _accepting(sock):
-        return HttpServer(server, task, sock)
+        return HttpServer(server, task, sock, on_stop)
     server.should_exit = True
     server.stopping.set()
     failure = await _ended(task)

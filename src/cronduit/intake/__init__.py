@@ -4,7 +4,9 @@ One module per door: :mod:`~cronduit.intake.manual`, :mod:`~cronduit.intake.webh
 :mod:`~cronduit.intake.github` and :mod:`~cronduit.intake.backfill` each turn a request into
 an accepted event or a :class:`RequestRefused`; :mod:`~cronduit.intake.pausing` and
 :mod:`~cronduit.intake.audit` write pauses and the audit log;
-:mod:`~cronduit.intake.executions` resumes and abandons durable executions; the
+:mod:`~cronduit.intake.executions` resumes and abandons durable executions;
+:mod:`~cronduit.intake.reports` spells what the CLI's and the API's reads say of jobs and
+runs; the
 :class:`~cronduit.intake.acceptor.Acceptor` group-commits what the HTTP edge accepts.
 """
 
@@ -20,6 +22,7 @@ from cronduit.intake.executions import (
 from cronduit.intake.github import DeliveryAccepted, accept_code_event, github_delivery_id
 from cronduit.intake.manual import PENDING_SCAN, accept_manual, check_inputs, manual_state
 from cronduit.intake.refusals import Accepted, RequestRefused, checked_operator
+from cronduit.intake.reports import job_facts, job_statuses, run_record
 from cronduit.intake.webhook import (
     LABEL_BODY_CHARS,
     accept_webhook,
@@ -32,6 +35,6 @@ __all__ = [
     "abandon", "accept_backfill", "accept_code_event", "accept_manual", "accept_resume",
     "accept_webhook", "acceptor", "audit", "check_inputs", "checked_operator",
     "execution_detail", "execution_summary", "executions", "github_delivery_id",
-    "known_execution", "manual_state", "pausing", "resume_refusal_of", "webhook_delivery_id",
-    "webhook_label",
+    "job_facts", "job_statuses", "known_execution", "manual_state", "pausing", "reports",
+    "resume_refusal_of", "run_record", "webhook_delivery_id", "webhook_label",
 ]

@@ -49,7 +49,7 @@ from cronduit.ports.records import (
     StepAttempt,
     Timer,
 )
-from cronduit.ports.runs import NO_WORK, JobWork, WorkAndRuns
+from cronduit.ports.runs import NO_WORK, JobWork, RunFilter, WorkAndRuns
 from cronduit.ports.timers import TimersAndLedger
 
 if TYPE_CHECKING:
@@ -87,6 +87,7 @@ __all__ = [
     "PausesAndAudit",
     "Run",
     "RunEnd",
+    "RunFilter",
     "RunLogTail",
     "Runner",
     "SlotRecord",
@@ -141,6 +142,17 @@ class Store(Protocol):
         failures (a full or read-only disk, a lost connection) propagate as the driver
         raised them, and :func:`cronduit.faults.reason_of` knows them (each backend names
         its driver's errors there as it loads)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[Transaction]:
+        """Open a transaction for reads only (the HTTP API's, the CLI's reports): it sees
+        what was committed before it began, as one snapshot, and writes nothing (a write
+        inside it fails, or is rolled back when the block ends).
+
+        Concurrency: a reading transaction never holds a writer up, on this store or
+        another: SQLite reads beside the writer in WAL (``BEGIN DEFERRED`` takes no write
+        lock), PostgreSQL in a read-only transaction on a pooled connection of its own.
+        Like :meth:`transaction`, it may not be opened inside another on the same store."""
         ...
 
     def close(self) -> None:

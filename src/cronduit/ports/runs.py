@@ -34,6 +34,22 @@ NO_WORK = JobWork()
 """A job with no run going and nothing waiting."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunFilter:
+    """Which runs :meth:`WorkAndRuns.find_runs` lists: each field given narrows the list,
+    None leaves it open."""
+
+    job: str | None = None
+    outcome: str | None = None
+    """An ended run's outcome (``success``, ``failure``...); a run going has none."""
+    kind: str | None = None
+    """The kind of the trigger that started the run (``timer``, ``manual``...)."""
+    since: datetime | None = None
+    """Runs created at or after this instant."""
+    until: datetime | None = None
+    """Runs created before this instant."""
+
+
 class WorkAndRuns(Protocol):
     """Each job's work, its runs, and their ends."""
 
@@ -162,6 +178,14 @@ class WorkAndRuns(Protocol):
 
     def history(self, job: str, limit: int) -> list[Run]:
         """The job's runs, ended or not, newest first, at most ``limit``."""
+        ...
+
+    def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
+        """Up to ``limit`` runs that ``where`` selects, newest first (by the order they were
+        created in), ended or not; with ``after``, only those created before the run of
+        that id (none when no run has that id). Keyset pagination: the next page starts
+        after the last run of this one, so runs created meanwhile (they are newer) never
+        shift it, and none is seen twice or skipped."""
         ...
 
     def runs_to_prune(self, job: str, keep: int, node: str | None = None) -> list[Run]:

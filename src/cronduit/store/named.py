@@ -28,6 +28,7 @@ from cronduit.ports import (
     Pause,
     Run,
     RunEnd,
+    RunFilter,
     RunLogTail,
     StepAttempt,
     Timer,
@@ -184,6 +185,11 @@ class NamedQueries(ABC):
 
     def history(self, job: str, limit: int) -> list[Run]:
         return self._all(Run, "history", job=job, limit=limit)
+
+    def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
+        return self._all(Run, "find_runs", job=where.job, outcome=where.outcome,
+                         kind=where.kind, since=where.since, until=where.until, after=after,
+                         limit=limit)
 
     def runs_to_prune(self, job: str, keep: int, node: str | None = None) -> list[Run]:
         return self._all(Run, "runs_to_prune", job=job, keep=keep, node=node)

@@ -176,6 +176,24 @@ class PostgresStore:
         finally:
             self._inside.open = False
 
+    @contextmanager
+    def reading(self) -> Iterator[PgTransaction]:
+        # REPEATABLE READ: one snapshot for the whole read, as SQLite's; a read-only
+        # transaction at that level never fails to serialize, and takes no lock a writer
+        # waits for. Ended by a rollback: it has nothing to commit.
+        if getattr(self._inside, "open", False):
+            raise RuntimeError("a transaction opened inside another on the same store")
+        self._inside.open = True
+        try:
+            with self._pool.connection() as connection, connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                try:
+                    yield PgTransaction(cursor)
+                finally:
+                    connection.rollback()
+        finally:
+            self._inside.open = False
+
     @property
     def membership(self) -> PgMembership:
         """The node leases of this database (:class:`cronduit.ports.Membership`)."""

@@ -65,6 +65,8 @@ class SqliteStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._writer = _writer_lock(path)
+        self._connection = threading.RLock()
+        """This store's one connection, for :meth:`reading` beside :meth:`transaction`."""
         self._db = _connect(path)
         if migrate:
             self.migrate()
@@ -92,7 +94,7 @@ class SqliteStore:
     def _immediate(self) -> Iterator[sqlite3.Cursor]:
         # BEGIN IMMEDIATE takes the write lock up front, so two writers queue on the busy
         # timeout instead of deadlocking when both try to upgrade a read lock.
-        with self._writer:
+        with self._writer, self._connection:
             cursor = self._db.cursor()
             cursor.execute("BEGIN IMMEDIATE")
             try:
@@ -121,6 +123,25 @@ class SqliteStore:
     def transaction(self) -> Iterator[SqlTransaction]:
         with self._immediate() as cursor:
             yield SqlTransaction(cursor, _same, _is_conflict, numbers_events=True)
+
+    @contextmanager
+    def reading(self) -> Iterator[SqlTransaction]:
+        # BEGIN DEFERRED takes no lock until the first read, and then only WAL's read mark:
+        # the writer of this file (the engine, the acceptor) goes on committing meanwhile,
+        # and this transaction reads the snapshot its first statement saw. query_only makes
+        # a write inside it fail rather than wait for the writer's lock.
+        with self._connection:
+            cursor = self._db.cursor()
+            cursor.execute("PRAGMA query_only = ON")
+            try:
+                cursor.execute("BEGIN DEFERRED")
+                try:
+                    yield SqlTransaction(cursor, _same, _is_conflict, numbers_events=True)
+                finally:
+                    self._roll_back(cursor)
+            finally:
+                cursor.execute("PRAGMA query_only = OFF")
+                cursor.close()
 
     def close(self) -> None:
         if self._checkpoints:

@@ -442,6 +442,17 @@ Conclusions = Annotated[
 # -- addresses ---------------------------------------------------------------------------
 
 
+def is_loopback(host: str) -> bool:
+    """Whether a listen host is this machine's alone: ``localhost``, or an address of
+    127.0.0.0/8 or ``::1``. Any other name or address may be reached from elsewhere."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def listen_parts(value: str) -> tuple[str, int]:
     """``"127.0.0.1:8770"`` -> ``("127.0.0.1", 8770)``; ``"[::1]:8770"`` -> ``("::1", 8770)``.
 

@@ -66,6 +66,7 @@ from cronduit.core.config.fields import (
     Window,
     ZoneName,
     choice,
+    is_loopback,
     length,
     listen_parts,
 )
@@ -247,6 +248,12 @@ class Settings(_Record):
     def listen_address(self) -> tuple[str, int]:
         """``(host, port)`` to bind; an IPv6 host comes without its brackets."""
         return listen_parts(self.listen)
+
+    @property
+    def reads_open(self) -> bool:
+        """Whether the API's reads answer without the API token: only on a loopback
+        listener (SPEC §9); on any other address they need it, as writes do."""
+        return is_loopback(self.listen_address[0])
 
     @property
     def uses_postgres(self) -> bool:

@@ -132,6 +132,18 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = %(job)s ORDER BY seq;
 -- name: history
 SELECT * FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(limit)s;
 
+-- name: find_runs
+-- Keyset pagination, newest first: a page goes on below the last run of the one before.
+SELECT * FROM runs
+WHERE (%(job)s::text IS NULL OR job = %(job)s)
+    AND (%(outcome)s::text IS NULL OR outcome = %(outcome)s)
+    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+    AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+    AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    AND (%(after)s::text IS NULL
+         OR seq < COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0))
+ORDER BY seq DESC LIMIT %(limit)s;
+
 -- name: runs_to_prune
 -- With many nodes, each prunes the runs it ran: their files are on its host.
 SELECT * FROM runs

@@ -114,6 +114,15 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY seq;
 -- name: history
 SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
 
+-- name: find_runs
+-- Keyset pagination, newest first: a page goes on below the last run of the one before.
+SELECT * FROM runs
+WHERE (:job IS NULL OR job = :job) AND (:outcome IS NULL OR outcome = :outcome)
+    AND (:kind IS NULL OR kind = :kind)
+    AND (:since IS NULL OR created_at >= :since) AND (:until IS NULL OR created_at < :until)
+    AND (:after IS NULL OR seq < COALESCE((SELECT seq FROM runs WHERE id = :after), 0))
+ORDER BY seq DESC LIMIT :limit;
+
 -- name: runs_to_prune
 SELECT * FROM runs
 WHERE job = :job AND state = 'ended' AND files_pruned = 0

@@ -1,0 +1,226 @@
+"""What the read surfaces say of jobs and runs: the CLI's ``--json`` (``status``, ``schedule
+list``, ``job history``) and the HTTP API's ``GET /v1/jobs`` and ``/v1/runs``.
+
+One function per fact, each read inside the caller's transaction, so the command line and
+the API can never say two different things about one job or run. The judgement is the
+core's (:mod:`cronduit.core.status`); this module fetches its inputs and spells its answer:
+instants as ``2026-03-29T01:00:00Z``, ``None`` for "none". Nothing here reads a secret, and
+no answer holds one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from cronduit.core.backfill import trigger_policy
+from cronduit.core.config.model import Config, Job
+from cronduit.core.durations import format_duration
+from cronduit.core.enums import EventState, SlotFate, TriggerKind
+from cronduit.core.explain import explain
+from cronduit.core.slot_ledger import ledger_fate
+from cronduit.core.status import JobStatus, judge, last_counted, next_elapse, upcoming_slots
+from cronduit.core.timespec import Slot, format_utc
+from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Transaction
+
+__all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "duration_s", "job_facts", "job_statuses",
+           "run_record", "slot_facts", "slot_view", "timing_of", "utc"]
+
+NEXT_SLOTS = 5
+"""How many slots to come each job's facts list."""
+
+
+def utc(instant: datetime | None) -> str | None:
+    """An instant as ``2026-03-29T01:00:00Z``; ``None`` stays ``None`` (JSON ``null``)."""
+    return None if instant is None else format_utc(instant)
+
+
+def duration_s(run: Run) -> float | None:
+    """Seconds from the run's start to its end (all attempts and backoffs); None if either
+    is missing (a run going, a skipped run that never started)."""
+    if run.started_at is None or run.finished_at is None:
+        return None
+    return round((run.finished_at - run.started_at).total_seconds(), 3)
+
+
+def timing_of(job: Job) -> str:
+    """What makes the job run, in config words: ``cron 0 9 * * 1-5 Europe/London, webhook``."""
+    parts = []
+    zone = "" if job.time_zone == "UTC" else f" {job.time_zone}"
+    if job.cron is not None:
+        parts.append(f"cron {job.cron}{zone}")
+    elif job.at is not None:
+        times = ",".join(f"{m // 60:02d}:{m % 60:02d}" for m in job.at)
+        parts.append(f"at {times}{zone}")
+    elif job.every is not None:
+        parts.append(f"every {format_duration(job.every)}")
+    if parts and job.jitter:
+        parts[0] += f" (jitter {format_duration(job.jitter)})"
+    if job.on is not None and job.on.events:
+        parts.append("on " + ",".join(job.on.events))
+    if job.on is not None and job.on.after is not None:
+        parts.append(f"after {job.on.after.job}")
+    if job.webhook:
+        parts.append("webhook")
+    return ", ".join(parts) or "manual"
+
+
+# -- jobs ---------------------------------------------------------------------------------
+
+
+def _newest_runs(tx: Transaction, job: str) -> list[Run]:
+    """The job's newest runs, down to the one its status counts as its last."""
+    limit = 50
+    while True:
+        runs = tx.history(job, limit)
+        if len(runs) < limit or last_counted(runs) is not None:
+            return runs
+        limit *= 4
+
+
+def job_statuses(tx: Transaction, config: Config, now: datetime, timers_expected: bool,
+                 only: str | None = None) -> list[JobStatus[Run, Pause]]:
+    """Every configured job's status (or ``only`` that one's), judged by the core from what
+    ``tx`` reads. ``timers_expected``: False while the daemon serving runs in dry run."""
+    pauses = {pause.job: pause for pause in tx.pauses()}
+    statuses = []
+    for name, job in config.jobs.items():
+        if only is not None and name != only:
+            continue
+        pause = pauses.get(name)
+        elapse = next_elapse(job, tx.get_timer(name), now, paused=pause is not None)
+        statuses.append(judge(job, elapse, _newest_runs(tx, name), tx.active_runs(name),
+                              len(tx.waiting_events(name)), timers_expected, pause, now))
+    return statuses
+
+
+def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:
+    """One job as ``status --json``, ``schedule list --json`` and ``GET /v1/jobs`` give it:
+    its timing (in config words, and a cron expression in English), its timer and next
+    elapse, the slots to come with their jittered due times, its last counted run, the runs
+    going, its pause and its divergences."""
+    last, job = status.last, status.job
+    return {
+        "job": job.name,
+        "timing": timing_of(job),
+        "described": explain(job.cron) if job.cron is not None else None,
+        "timer": str(status.elapse.timer),
+        "next_elapse": utc(status.elapse.due),
+        "next_slot": status.elapse.slot_name,
+        "next_slots": [] if status.pause is not None else [
+            {"slot": format_utc(one.slot), "name": one.name, "due": format_utc(one.due)}
+            for one in upcoming_slots(job, now, NEXT_SLOTS)],
+        "last": None if last is None else {
+            "run": last.id, "outcome": last.outcome, "reason": last.reason,
+            "started_at": utc(last.started_at), "finished_at": utc(last.finished_at),
+            "duration_s": duration_s(last), "attempts": last.attempts,
+            "exit_status": last.exit_status,
+        },
+        "skipped_since": status.skipped_since,
+        "in_progress": [
+            {"run": run.id, "state": str(run.state), "attempt": run.attempts,
+             "started_at": utc(run.started_at), "retry_at": utc(run.next_attempt_at)}
+            for run in status.active
+        ],
+        "waiting": status.waiting,
+        "divergences": list(status.divergences),
+        "paused": None if status.pause is None else {
+            "by": status.pause.operator, "since": utc(status.pause.paused_at),
+            "reason": status.pause.reason, "until": utc(status.pause.until),
+        },
+        "reminder": status.reminder,
+    }
+
+
+# -- runs ---------------------------------------------------------------------------------
+
+
+def run_record(tx: Transaction, run: Run, folder: Path | None = None) -> dict[str, object]:
+    """The run record of SPEC §5, exactly its keys; ``execution`` and ``steps`` (each step
+    attempt of the run, in order) when the run is a durable execution's activation;
+    ``workspace`` when the run worked in one (what it was told about the checkout, read
+    from the run's ``folder`` on this host); ``backfill: true`` with the ``slot`` it ran for
+    when a backfill trigger started it; and ``notifications`` when the run's outcome was
+    sent anywhere (SPEC §7: a failed delivery is recorded on the run)."""
+    events = tx.events_of_run(run.id)
+    record: dict[str, object] = {
+        "run": run.id,
+        "job": run.job,
+        "trigger": run.kind,
+        "label": run.label,
+        "triggers": [event.delivery_id for event in events],
+        "started_at": utc(run.started_at),
+        "finished_at": utc(run.finished_at),
+        "duration_s": duration_s(run),
+        "attempts": run.attempts,
+        "exit_status": run.exit_status,
+        "outcome": run.outcome,
+        "reason": run.reason,
+        "inputs": json.loads(run.inputs or "{}"),
+        "operator": run.operator,
+    }
+    if folder is not None:
+        with contextlib.suppress(OSError):  # pruned with the run's files, or never written
+            record["workspace"] = (folder / "workspace").read_text().strip()
+    trigger = next((event for event in events if event.seq == run.trigger_seq), None)
+    if trigger is not None and trigger.kind == TriggerKind.MANUAL and (
+            trigger_policy(trigger.payload.fields) is not None):
+        record["backfill"] = True
+        record["slot"] = utc(trigger.slot)
+    if run.execution_id is not None:
+        record["execution"] = run.execution_id
+        record["steps"] = [
+            {"step": a.step_id, "attempt": a.attempt, "attempt_id": a.attempt_id,
+             "outcome": a.outcome, "exit_status": a.exit_status, "reason": a.reason}
+            for a in tx.step_attempts(run.execution_id) if a.run_id == run.id]
+    notifications = tx.notifications_of_run(run.id)
+    if notifications:
+        record["notifications"] = [
+            {"notifier": n.notifier, "state": str(n.state), "attempts": n.attempts,
+             "error": n.error or None} for n in notifications]
+    return record
+
+
+# -- the slot ledger ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """A ledger row with the fate of its run folded in (by the core)."""
+
+    record: SlotRecord
+    fate: SlotFate
+    reason: str
+    run: str | None
+
+
+def slot_view(tx: Transaction, record: SlotRecord) -> SlotView:
+    """The ledger row with the trigger it fired and the run that trigger became."""
+    event = run = None
+    if record.fate == SlotFate.RAN:
+        event = tx.event_by_delivery(Slot(record.slot, record.name).delivery_id(record.job))
+    if event is not None and event.state == EventState.CONSUMED and event.run_id is not None:
+        run = tx.get_run(event.run_id)
+    shown = ledger_fate(record.fate, record.reason, event, run)
+    return SlotView(record, shown.fate, shown.reason, shown.run)
+
+
+def slot_facts(view: SlotView) -> dict[str, object]:
+    """One slot of the ledger as ``schedule slots --json`` and ``GET /v1/jobs/{job}/slots``
+    give it."""
+    record = view.record
+    return {"slot": format_utc(record.slot), "name": record.name or None,
+            "fate": str(view.fate), "reason": view.reason, "run": view.run,
+            "count": record.count, "until": utc(record.until_slot)}
+
+
+# -- the audit log ------------------------------------------------------------------------
+
+
+def audit_facts(entry: AuditEntry) -> dict[str, object]:
+    """One entry of the audit log as ``audit --json`` and ``GET /v1/audit`` give it."""
+    return {"seq": entry.seq, "at": format_utc(entry.at), "operator": entry.operator,
+            "action": entry.action, "job": entry.job, "detail": json.loads(entry.detail)}
