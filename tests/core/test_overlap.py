@@ -31,6 +31,7 @@ from cronduit.core.overlap import (
     on_backoff,
     on_pause,
     on_run_end,
+    on_run_end_of_head,
     replaced_at_once,
     runs_alone,
     select_trigger,
@@ -748,3 +749,35 @@ def test_a_dry_run_turns_a_start_into_a_wait_and_leaves_every_other_decision(
 def test_a_replace_ends_a_run_in_backoff_at_once_and_stops_a_running_one() -> None:
     assert replaced_at_once(True)
     assert not replaced_at_once(False)
+
+
+@given(
+    st.lists(st.sampled_from([TIMER, WEBHOOK, EVENT, MANUAL, AFTER]), min_size=0, max_size=30),
+    st.dictionaries(st.sampled_from(["timer", "webhook", "event", "manual", "after"]),
+                    st.sampled_from([QUEUE, SKIP, REPLACE, ALLOW]), max_size=5),
+    st.integers(0, 6), st.integers(1, 8), st.integers(1, 12),
+)
+def test_deciding_on_the_head_of_the_queue_gives_what_the_whole_queue_gives(
+        kinds: list[TriggerKind], per_kind: dict[str, Overlap], running: int,
+        max_parallel: int, head: int) -> None:
+    """Over any queue, per-kind policies and slots, the head's answer is the whole queue's,
+    or None (then the whole queue is asked); never a different set of runs."""
+    policy = overlap(**per_kind)
+    waiting = tuple(trigger(kind, seq) for seq, kind in enumerate(kinds))
+    state = JobState(running=running, waiting=waiting)
+    whole = on_run_end(state, policy, max_parallel)
+    cut = JobState(running=running, waiting=waiting[:head])
+    answer = on_run_end_of_head(cut, policy, max_parallel, whole=len(waiting) <= head)
+    assert answer is None or answer == whole
+
+
+def test_a_long_queue_of_parallel_triggers_is_decided_on_its_head() -> None:
+    """allow with two slots free and a hundred webhooks waiting: the head of five decides;
+    a queue whose head waits for an idle job needs the whole queue."""
+    waiting = tuple(trigger(WEBHOOK, seq) for seq in range(100))
+    policy = overlap(webhook=ALLOW)
+    answer = on_run_end_of_head(JobState(running=2, waiting=waiting[:5]), policy, 4, whole=False)
+    assert [["webhook-0"], ["webhook-1"]] == [ids(b.triggers) for b in answer or []]
+    queued = on_run_end_of_head(JobState(running=0, waiting=waiting[:5]), overlap(), 4,
+                                whole=False)
+    assert queued is None

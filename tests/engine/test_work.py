@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from cronduit.core.enums import Outcome
 from cronduit.engine import LAUNCH_CHUNK
+from cronduit.ports import NewEvent
 from tests.engine.conftest import Rig
 
 MakeRig = Callable[..., Rig]
@@ -347,3 +348,31 @@ def test_one_routing_batch_starts_waits_joins_and_unmatches_each_trigger_as_alon
     rig.runner.finish(started.run.id, 0)
     rig.tick()
     assert ["webhook/j/a", "webhook/j/b"] == linked(rig, rig.runner.launched[2].run.id)
+
+
+def test_a_queue_longer_than_the_head_runs_every_trigger_in_order(make_rig: MakeRig) -> None:
+    """150 webhooks waiting (more than a run's end reads first): under allow with two
+    slots each run end starts the next oldest, all 150 run once in acceptance order; under
+    queue one run consumes all 150 (the whole queue is read when a run waits for idle)."""
+    rig = make_rig(job("    overlap: {webhook: allow, max_parallel: 2}\n"), T0)
+    with rig.store.transaction() as tx:
+        tx.insert_events([NewEvent(f"webhook/j/{n:03d}", "j", "webhook", "w", T0)
+                          for n in range(150)])
+    rig.tick()
+    while rig.runner.running():
+        for run_id in rig.runner.running():
+            rig.runner.finish(run_id, 0)
+        rig.tick()
+    assert [f"webhook/j/{n:03d}" for n in range(150)] == [
+        x.trigger.delivery_id for x in rig.runner.launched]
+    queued = make_rig(job(""), T0)
+    queued.accept("manual/first", "j", "manual")
+    queued.tick()
+    with queued.store.transaction() as tx:
+        tx.insert_events([NewEvent(f"webhook/j/{n:03d}", "j", "webhook", "w", T0)
+                          for n in range(150)])
+    queued.tick()
+    queued.runner.finish(queued.runner.launched[0].run.id, 0)
+    queued.tick()
+    [_, coalesced] = queued.runner.launched
+    assert 150 == len(linked(queued, coalesced.run.id))

@@ -352,6 +352,17 @@ def test_set_event_states_writes_each_events_own_state_and_run(store: Store) -> 
         assert [] == tx.new_events(10)
 
 
+def test_waiting_events_with_a_limit_are_the_oldest_of_the_queue(store: Store) -> None:
+    """The head of a job's queue: its oldest waiting events, in order, no other job's."""
+    with store.transaction() as tx:
+        seqs = [tx.insert_event(event(d, job=j)) for d, j in
+                (("1", "a"), ("2", "b"), ("3", "a"), ("4", "a"))]
+        tx.set_event_state([s for s in seqs if s is not None], "waiting", None)
+        assert [seqs[0], seqs[2]] == [e.seq for e in tx.waiting_events("a", 2)]
+        assert [seqs[0], seqs[2], seqs[3]] == [e.seq for e in tx.waiting_events("a", 10)]
+        assert [seqs[0], seqs[2], seqs[3]] == [e.seq for e in tx.waiting_events("a")]
+
+
 def test_jobs_with_waiting_lists_each_job_once(store: Store) -> None:
     """Start-up looks only at jobs that have triggers waiting."""
     with store.transaction() as tx:

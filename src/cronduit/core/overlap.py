@@ -289,6 +289,22 @@ def on_run_end(
     return batches
 
 
+def on_run_end_of_head(state: JobState, policy: OverlapSpec, max_parallel: int,
+                       whole: bool) -> list[Batch] | None:
+    """:func:`on_run_end` asked of the head of a long queue (``state.waiting``; ``whole``:
+    it is the whole queue), or None when the head is not enough to decide: a run for an idle
+    job consumes every trigger of the queue that waits for one, and runs of one trigger
+    each that take the whole head may go on past it. Otherwise the answer is the same as
+    over the whole queue, since the decision stops at the first trigger it cannot start."""
+    batches = on_run_end(state, policy, max_parallel)
+    if whole:
+        return batches
+    taken = sum(len(batch.triggers) for batch in batches)
+    if taken == len(state.waiting) or any(_needs_idle(b.triggers[0], policy) for b in batches):
+        return None
+    return batches
+
+
 def on_backoff(state: JobState, policy: OverlapSpec) -> tuple[Trigger, ...]:
     """The waiting triggers that join the retry's batch as the job's run goes into backoff.
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from cronduit.core.config.model import Job
 from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
 from cronduit.core.lifecycle import run_deadline
-from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end, runs_alone
+from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end_of_head, runs_alone
 from cronduit.core.steps import is_durable
 from cronduit.engine.executions import activation, first_step
 from cronduit.engine.observer import lateness
@@ -57,13 +57,29 @@ def start_waiting(stage: Stage, tx: Transaction, name: str, now: datetime,
         stage.contended = True
         stage.owed.add(name)
         return False
-    state = job_state(stage, tx, job)
-    if not state.waiting:
-        return True
-    events = {event.seq: event for event in tx.waiting_events(name)}
-    for batch in on_run_end(state, job.overlap, job.overlap.max_parallel):
+    running, backoff = tx.active_count(name)
+    waiting = tx.waiting_events(name, HEAD)
+    batches = _owed(stage, job, running, backoff, waiting, len(waiting) < HEAD)
+    if batches is None:  # the head is not enough to decide: the whole queue
+        waiting = tx.waiting_events(name)
+        batches = _owed(stage, job, running, backoff, waiting, True)
+    events = {event.seq: event for event in waiting}
+    for batch in batches or ():
         start_run(stage, tx, job, batch, events, now, outbox)
     return True
+
+
+HEAD = 64
+"""Waiting triggers a run's end reads first: reading a queue of thousands at every run end
+made a burst of runs one at a time quadratic (see
+:func:`~cronduit.core.overlap.on_run_end_of_head` for when the whole queue is read)."""
+
+
+def _owed(stage: Stage, job: Job, running: int, backoff: int, waiting: list[Event],
+          whole: bool) -> list[Batch] | None:
+    state = JobState(running=running, waiting=tuple(trigger_of(e) for e in waiting),
+                     in_backoff=backoff > 0, paused=job.name in stage.paused)
+    return on_run_end_of_head(state, job.overlap, job.overlap.max_parallel, whole)
 
 
 def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dict[int, Event],

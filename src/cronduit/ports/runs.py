@@ -55,9 +55,10 @@ class WorkAndRuns(Protocol):
 
     # -- work: events routed to a job and not consumed yet ------------------------------
 
-    def waiting_events(self, job: str) -> list[Event]:
+    def waiting_events(self, job: str, limit: int | None = None) -> list[Event]:
         """The job's events in state ``waiting`` (routed to its work, not consumed yet),
-        oldest first: what the next run may consume."""
+        oldest first: what the next run may consume; with ``limit``, only the oldest that
+        many (the head of a long queue, which is all most run ends look at)."""
         ...
 
     def newest_waiting_event(self, job: str) -> Event | None:

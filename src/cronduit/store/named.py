@@ -130,8 +130,10 @@ class NamedQueries(ABC):
     def cancelled_runs(self, node: str | None) -> list[Run]:
         return self._all(Run, "cancelled_runs", node=node)
 
-    def waiting_events(self, job: str) -> list[Event]:
-        return self._all(Event, "waiting_events", job=job)
+    def waiting_events(self, job: str, limit: int | None = None) -> list[Event]:
+        if limit is None:
+            return self._all(Event, "waiting_events", job=job)
+        return self._all(Event, "waiting_events_head", job=job, limit=limit)
 
     def newest_waiting_event(self, job: str) -> Event | None:
         return self._one(Event, "newest_waiting_event", job=job)

@@ -32,6 +32,9 @@ GROUP BY job;
 -- name: waiting_events
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq;
 
+-- name: waiting_events_head
+SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq LIMIT :limit;
+
 -- name: newest_waiting_event
 SELECT * FROM events WHERE job = :job AND state = 'waiting' ORDER BY seq DESC LIMIT 1;
 
