@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -135,9 +136,19 @@ def test_an_invalid_output_file_is_refused_by_its_rule_without_its_values(
     assert SECRET not in str(refused.value)
 
 
+@dataclass(frozen=True)
+class Facts:
+    """An execution as the rules read it (the store's record has these four too)."""
+
+    state: ExecutionState
+    definition: str
+    expires_at: datetime
+    activations: int
+
+
 def facts(state: ExecutionState = ExecutionState.FAILED, definition: str = "d1",
           expires: datetime = T0 + timedelta(days=7), activations: int = 1) -> ExecutionFacts:
-    return ExecutionFacts(state, definition, expires, activations)
+    return Facts(state, definition, expires, activations)
 
 
 @pytest.mark.parametrize(("execution", "definition", "reason"), [

@@ -13,7 +13,6 @@ import pytest
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
 from cronduit.core.enums import ExecutionState, RunState, StepState
-from cronduit.engine.executions import resumes
 from cronduit.intake.executions import abandon, accept_resume
 from cronduit.intake.refusals import RequestRefused
 from cronduit.ports import Execution
@@ -209,7 +208,7 @@ def test_timers_start_new_executions_while_a_failed_one_waits_for_resume(
     assert second.step is not None
     assert ("sync", False) == (second.step.step.id,
                                second.step.execution_id == first.step.execution_id)
-    assert resumes(second.trigger) is None
+    assert second.trigger.payload.resume is None
     assert ExecutionState.FAILED == execution_of(rig, first.run.id).state
 
 

@@ -17,7 +17,7 @@ import click
 from rich.progress import Progress, TaskID
 
 from cronduit import intake
-from cronduit.cli.context import POLL_SECONDS, Runtime, State, open_state, runtime
+from cronduit.cli.context import POLL_SECONDS, Runtime, State, open_state, runtime, wake_daemon
 from cronduit.cli.job_commands import INTERRUPTED, default_operator, job, run_record
 from cronduit.cli.options import config_option, fail, operator_option
 from cronduit.cli.render import echo_json, echo_table, is_terminal, outcome_summary, plural
@@ -143,9 +143,7 @@ def _not_followed(state: State, request: _Request, as_json: bool) -> None:
 
 def _daemon_will_follow(state: State, rt: Runtime, name: str, count: int) -> bool:
     """Wake the daemon; whether there is one to follow (not down, not in a dry run)."""
-    daemon = running_daemon(state.store, rt.clock.now())
-    if daemon is not None:
-        rt.nudge(daemon)
+    daemon = wake_daemon(state, rt)
     what = f"{plural(count, 'slot')} of {name}"
     if daemon is None:
         click.echo(f"cronduit: no daemon is running; {what} were accepted and will run "

@@ -163,3 +163,12 @@ def known_job(state: State, name: str) -> Job | None:
     click.echo(f"cronduit: {name} is not in {state.config_path} (removed?); "
                "showing what the state store recorded", err=True)
     return None
+
+
+def wake_daemon(state: State, rt: Runtime) -> DaemonInfo | None:
+    """Ask the daemon serving this state to look at its work now (what a command just
+    recorded); the daemon, or None when none is running."""
+    daemon = running_daemon(state.store, rt.clock.now())
+    if daemon is not None:
+        rt.nudge(daemon)
+    return daemon

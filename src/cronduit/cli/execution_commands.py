@@ -13,13 +13,12 @@ from pathlib import Path
 import click
 
 from cronduit import intake
-from cronduit.cli.context import Runtime, State, open_state, runtime
+from cronduit.cli.context import Runtime, State, open_state, runtime, wake_daemon
 from cronduit.cli.job_commands import default_operator, follow_manual
 from cronduit.cli.options import config_option, fail, operator_option
 from cronduit.cli.render import cell, echo_json, echo_table
 from cronduit.core.limits import MAX_LISTED
 from cronduit.core.text import clean
-from cronduit.daemon import running_daemon
 from cronduit.ports import Execution, Transaction
 
 
@@ -105,10 +104,7 @@ def _known(tx: Transaction, execution_id: str) -> Execution:
 
 
 def _wake(state: State, rt: Runtime, what: str) -> None:
-    daemon = running_daemon(state.store, rt.clock.now())
-    if daemon is not None:
-        rt.nudge(daemon)
-    else:
+    if wake_daemon(state, rt) is None:
         click.echo(f"cronduit: no daemon is running; the {what} is recorded and starts when it "
                    "starts", err=True)
 

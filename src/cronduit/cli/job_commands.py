@@ -19,7 +19,15 @@ from pathlib import Path
 import click
 
 from cronduit import intake
-from cronduit.cli.context import POLL_SECONDS, Runtime, State, known_job, open_state, runtime
+from cronduit.cli.context import (
+    POLL_SECONDS,
+    Runtime,
+    State,
+    known_job,
+    open_state,
+    runtime,
+    wake_daemon,
+)
 from cronduit.cli.options import config_option, fail, operator_option, reason_option
 from cronduit.cli.render import (
     RetryNews,
@@ -385,9 +393,7 @@ def run_now(name: str, input_pairs: tuple[str, ...], queue: bool, detach: bool,
 def _started_now(state: State, rt: Runtime, name: str, delivery_id: str, detach: bool) -> bool:
     """Wake the daemon; whether the run is worth following now. When it is not (detached, no
     daemon, a dry run), print the delivery id and say when the run will start."""
-    daemon = running_daemon(state.store, rt.clock.now())
-    if daemon is not None:
-        rt.nudge(daemon)
+    daemon = wake_daemon(state, rt)
     if daemon is not None and not daemon.dry_run and not detach:
         return True
     click.echo(delivery_id)
@@ -480,10 +486,7 @@ def _control(state: State, rt: Runtime, name: str, act: str,
             done = work(tx)
     except intake.RequestRefused as refused:
         fail(str(refused), code=3 if refused.status == 409 else 2)
-    daemon = running_daemon(state.store, rt.clock.now())
-    if daemon is not None:
-        rt.nudge(daemon)
-    else:
+    if wake_daemon(state, rt) is None:
         click.echo(f"cronduit: no daemon is running; the {act} is recorded and holds when "
                    "it starts", err=True)
     return done

@@ -96,6 +96,14 @@ class Payload:
         given = self.fields.get("inputs")
         return dict(given) if isinstance(given, dict) else {}
 
+    @property
+    def resume(self) -> str | None:
+        """The execution a resume trigger activates again (SPEC §8); None for any other."""
+        if self.is_empty:
+            return None
+        value = self.fields.get(RESUME)
+        return value if isinstance(value, str) else None
+
     def own_policy(self, kind: TriggerKind) -> BackfillPolicy | None:
         """The overlap policy the trigger follows instead of its kind's: a backfill's (a
         manual trigger) or a serial catch-up's (a timer one); None for every other. Only
@@ -104,7 +112,7 @@ class Payload:
         if self.is_empty:
             return None
         if kind is TriggerKind.MANUAL:
-            if isinstance(self.fields.get(RESUME), str):
+            if self.resume is not None:
                 return RESUME_POLICY
             return trigger_policy(self.fields)
         if kind is TriggerKind.TIMER and self.fields.get("catch_up") == CATCH_UP_ALL:

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from cronduit.core.config.fields import split_step_ref
 from cronduit.core.config.model import Job, Step
@@ -83,6 +84,11 @@ def step_variables(step: Step, saved: Mapping[str, Mapping[str, str]]) -> dict[s
         source, output = split_step_ref(ref)
         variables[variable] = saved[source][output]
     return variables
+
+
+def step_of(job: Job, step_id: str) -> Step | None:
+    """The job's step with this id, if its config still has one."""
+    return next((step for step in job_steps(job) if step.id == step_id), None)
 
 
 def next_step(steps: Sequence[Step], states: Mapping[str, StepState]) -> Step | None:
@@ -182,14 +188,17 @@ def _checked_value(key: str, value: object) -> str:
 # -- resume and abandon --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ExecutionFacts:
-    """What the resume and abandon rules read of an execution."""
+class ExecutionFacts(Protocol):
+    """What the resume and abandon rules read of an execution (the store's record has it)."""
 
-    state: ExecutionState
-    definition: str
-    expires_at: datetime
-    activations: int
+    @property
+    def state(self) -> ExecutionState: ...
+    @property
+    def definition(self) -> str: ...
+    @property
+    def expires_at(self) -> datetime: ...
+    @property
+    def activations(self) -> int: ...
 
 
 def resume_refusal(execution: ExecutionFacts, definition: str | None,

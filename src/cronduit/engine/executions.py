@@ -14,30 +14,24 @@ transaction that records its attempt's exit and saves its outputs
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from cronduit.core.config.model import Durable, Job, Step
 from cronduit.core.enums import ExecutionState, Outcome, RunState, StepState
 from cronduit.core.lifecycle import run_deadline
-from cronduit.core.payload import RESUME
 from cronduit.core.steps import (
-    ExecutionFacts,
     StepLaunch,
     definition_hash,
     job_steps,
     next_step,
     resume_refusal,
+    step_of,
     step_variables,
 )
 from cronduit.engine.plan import Stage
-from cronduit.ports import Event, Execution, Run, StepAttempt, Transaction
-
-
-def resumes(event: Event) -> str | None:
-    """The execution a trigger resumes, if it is a resume."""
-    value = event.payload.fields.get(RESUME) if not event.payload.is_empty else None
-    return value if isinstance(value, str) else None
+from cronduit.ports import Event, Execution, ExecutionStep, Run, StepAttempt, Transaction
 
 
 def activation(stage: Stage, tx: Transaction, job: Job, run: Run, chosen: Event,
@@ -46,7 +40,7 @@ def activation(stage: Stage, tx: Transaction, job: Job, run: Run, chosen: Event,
     the failed one the trigger resumes (which keeps its inputs). A resume refused by now
     (the CLI and the API check before they accept one; a config applied since may change
     the answer) gives the run ended ``skipped``, with the reason."""
-    wanted = resumes(chosen)
+    wanted = chosen.payload.resume
     if wanted is None:
         execution = _created(stage, job, run, now)
         tx.insert_execution(execution, [step.id for step in job_steps(job)])
@@ -62,12 +56,6 @@ def activation(stage: Stage, tx: Transaction, job: Job, run: Run, chosen: Event,
     return replace(run, execution_id=found.id, inputs=found.inputs)
 
 
-def first_step(stage: Stage, tx: Transaction, job: Job, run: Run,
-               now: datetime) -> StepLaunch | None:
-    """Write the activation's first step attempt (the first step not done) as attempt 1."""
-    return next_attempt(stage, tx, job, run, 1, now)
-
-
 def _created(stage: Stage, job: Job, run: Run, now: datetime) -> Execution:
     retention = (job.durable or Durable()).retention
     return Execution(id=stage.new_run_id(now), job=job.name, definition=definition_hash(job),
@@ -79,8 +67,7 @@ def _created(stage: Stage, job: Job, run: Run, now: datetime) -> Execution:
 def _refusal(found: Execution | None, job: Job, now: datetime) -> str | None:
     if found is None or found.job != job.name:
         return "no such execution of this job"
-    facts = ExecutionFacts(found.state, found.definition, found.expires_at, found.activations)
-    return resume_refusal(facts, definition_hash(job), now)
+    return resume_refusal(found, definition_hash(job), now)
 
 
 def next_attempt(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int,
@@ -100,9 +87,8 @@ def next_attempt(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     known = rows.get(step.id)
     tx.update_step(run.execution_id, step.id, state=StepState.RUNNING, run_id=run.id,
                    attempts=(known.attempts if known else 0) + 1)
-    saved = {name: json.loads(row.outputs) for name, row in rows.items()
-             if row.state is StepState.DONE and row.outputs is not None}
-    return StepLaunch(step, run.execution_id, attempt_id, step_variables(step, saved))
+    return StepLaunch(step, run.execution_id, attempt_id,
+                      step_variables(step, _saved(rows.values())))
 
 
 def whole_deadline(job: Job, run: Run, now: datetime) -> datetime:
@@ -126,14 +112,14 @@ def launch_of(tx: Transaction, job: Job, run: Run, attempt: int) -> StepLaunch |
     if run.execution_id is None:
         return None
     written = tx.step_attempt(run.id, attempt)
-    step = _step(job, written.step_id) if written is not None else None
+    step = step_of(job, written.step_id) if written is not None else None
     if written is None or step is None:
         return None
-    rows = tx.execution_steps(run.execution_id)
-    saved = {row.step_id: json.loads(row.outputs) for row in rows
-             if row.state is StepState.DONE and row.outputs is not None}
+    saved = _saved(tx.execution_steps(run.execution_id))
     return StepLaunch(step, run.execution_id, written.attempt_id, step_variables(step, saved))
 
 
-def _step(job: Job, step_id: str) -> Step | None:
-    return next((step for step in job_steps(job) if step.id == step_id), None)
+def _saved(rows: Iterable[ExecutionStep]) -> dict[str, dict[str, str]]:
+    """The saved outputs of the steps done, by step id: what later steps take as inputs."""
+    return {row.step_id: json.loads(row.outputs) for row in rows
+            if row.state is StepState.DONE and row.outputs is not None}

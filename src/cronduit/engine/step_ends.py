@@ -19,7 +19,7 @@ from cronduit.core.config.model import Job
 from cronduit.core.durations import format_duration
 from cronduit.core.enums import ExecutionState, Outcome, StepState
 from cronduit.core.lifecycle import AttemptReport, Verdict, judge_attempt, judge_failure, retry_of
-from cronduit.core.steps import OutputProblem, Outputs, job_steps, parse_outputs
+from cronduit.core.steps import OutputProblem, Outputs, parse_outputs, step_of
 from cronduit.engine.executions import next_attempt, whole_deadline
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
@@ -35,7 +35,7 @@ def step_verdict(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     assert run.execution_id is not None
     written = tx.step_attempt(run.id, attempt)
     step_id = "?" if written is None else written.step_id
-    step = next((s for s in job_steps(job) if s.id == step_id), None)
+    step = step_of(job, step_id)
     if step is None:
         tx.end_step_attempt(run.id, attempt, now, report.exit_status, "failure", GONE)
         return Verdict(Outcome.FAILURE, f"step {step_id} {GONE}")

@@ -17,7 +17,7 @@ from cronduit.core.enums import EventState, Outcome, RunState, TriggerKind
 from cronduit.core.lifecycle import run_deadline
 from cronduit.core.overlap import Batch, JobState, Trigger, on_run_end_of_head, runs_alone
 from cronduit.core.steps import is_durable
-from cronduit.engine.executions import activation, first_step
+from cronduit.engine.executions import activation, next_attempt
 from cronduit.engine.observer import lateness
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
@@ -99,7 +99,8 @@ def start_run(stage: Stage, tx: Transaction, job: Job, batch: Batch, events: dic
         outbox.lines.append(f"run {job.name} {run.id}: skipped ({run.reason})")
         outbox.ended.append((job.name, Outcome.SKIPPED, None))
         return
-    step = first_step(stage, tx, job, run, now) if run.execution_id is not None else None
+    # the activation's first step not done, as attempt 1
+    step = next_attempt(stage, tx, job, run, 1, now) if run.execution_id is not None else None
     outbox.launches.append(Launch(run, 1, chosen, step=step))
     if chosen.kind == TriggerKind.TIMER and chosen.slot is not None:
         outbox.late.append((job.name, lateness(stage.plan, job.name, chosen.slot, now)))

@@ -19,7 +19,6 @@ from cronduit.core.config.model import Config
 from cronduit.core.enums import ExecutionState, StepState, TriggerKind
 from cronduit.core.payload import Payload
 from cronduit.core.steps import (
-    ExecutionFacts,
     abandon_refusal,
     definition_hash,
     is_durable,
@@ -40,16 +39,11 @@ def known_execution(tx: Transaction, execution_id: str) -> Execution:
     return found
 
 
-def _facts(execution: Execution) -> ExecutionFacts:
-    return ExecutionFacts(execution.state, execution.definition, execution.expires_at,
-                          execution.activations)
-
-
 def resume_refusal_of(config: Config, execution: Execution, now: datetime) -> str | None:
     """Why ``execution`` cannot be resumed under ``config`` now, or None."""
     job = config.jobs.get(execution.job)
     definition = definition_hash(job) if job is not None and is_durable(job) else None
-    return resume_refusal(_facts(execution), definition, now)
+    return resume_refusal(execution, definition, now)
 
 
 def accept_resume(tx: Transaction, config: Config, execution_id: str, *,
@@ -76,7 +70,7 @@ def abandon(tx: Transaction, execution_id: str, *, operator: str | None,
     and when it succeeded or was abandoned already."""
     operator = checked_operator(operator)
     execution = known_execution(tx, execution_id)
-    refusal = abandon_refusal(_facts(execution))
+    refusal = abandon_refusal(execution)
     if refusal is not None:
         raise RequestRefused(409, f"execution {execution.id} cannot be abandoned: {refusal}")
     tx.update_execution(execution.id, state=ExecutionState.ABANDONED, updated_at=now)
