@@ -87,13 +87,16 @@ def test_a_deferred_launch_waits_and_starts_once_the_state_folder_has_room(
 
 def test_pids_a_failed_commit_did_not_record_are_recorded_at_the_next_tick(
         rig_of: Callable[[str], Rig]) -> None:
-    """The process started, then the commit of its pid failed: the run is not launched
-    again, and its pid is in the store once a commit succeeds."""
+    """The process started; its pid is recorded by the next tick's first commit, which the
+    tick asks for at once. When that commit fails, the run is not launched again, and its
+    pid is in the store once a commit succeeds."""
     rig = rig_of(JOB)
     rig.accept("manual/1")
-    rig.store.fail(2)  # the tick's two transactions commit; the pids' one fails
-    rig.failing_tick()
+    assert rig.clock.now() == rig.tick()  # launched: come back at once for the pid
     [launched] = rig.runner.launched
+    assert rig.history()[0].pid is None
+    rig.store.fail(0)  # the next tick's first transaction, which records the pid, fails
+    rig.failing_tick()
     assert rig.history()[0].pid is None
     rig.tick()
     assert [launched.pid] == [run.pid for run in rig.history()]
@@ -168,7 +171,9 @@ def test_a_started_attempt_whose_file_lost_its_writes_is_not_launched_again(
     rig = rig_of(JOB)
     rig.accept("manual/1")
     rig.tick()
+    rig.tick()  # records the pid
     [launched] = rig.runner.launched
+    assert launched.pid == rig.history()[0].pid
     rig.runner.recovered[launched.run.id] = "not_started"
     rig.engine = Engine(rig.engine.config, rig.store, rig.runner)
     rig.engine.start(rig.clock.now())

@@ -176,6 +176,7 @@ def test_the_deadline_stops_the_run_as_timeout(make_rig: MakeRig) -> None:
     """timeout: 1m — at the deadline the run is stopped and recorded as timeout."""
     rig = make_rig(job("    timeout: 1m\n"), T0)
     rig.accept("manual/1", "j", "manual")
+    assert T0 == rig.tick()  # launched: back at once to record the pid
     assert T0 + timedelta(minutes=1) == rig.tick()
     rig.at(T0 + timedelta(minutes=1))
     rig.tick()

@@ -61,13 +61,23 @@ def test_an_exit_status_the_disk_has_no_room_for_is_written_once_there_is(
         supervisor.send(ours, request, [attempt, log])
         os.close(attempt)
         os.close(log)
+        answered = supervisor.receive(ours)
+        assert answered is not None
+        pid = answered[0]["pid"]
         assert eventually(lambda: read_record(record).pid is not None)
         full.touch()
         go.touch()  # the job exits now, on a full disk
         assert eventually(lambda: tries.exists() and len(tries.read_text().split()) >= 3)
         assert (None, False) == (read_record(record).status, record_complete(record))
+        ours.setblocking(False)
+        with pytest.raises(BlockingIOError):  # no word yet: the record is not complete
+            ours.recv(1, socket.MSG_PEEK)
+        ours.setblocking(True)
         full.unlink()
         assert eventually(lambda: record_complete(record))
+        word = supervisor.receive(ours)  # and the word comes once it is
+        assert word is not None
+        assert (pid, answered[0]["start_time"]) == (word[0]["recorded"], word[0]["start_time"])
         ours.close()
         process.wait(timeout=10)
     assert 7 == read_record(record).status

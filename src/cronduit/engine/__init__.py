@@ -148,8 +148,8 @@ class Engine:
         if routed:
             self.checkpoint("routed")
         self.launcher.carry_out(outbox, now)
-        if max(fired, routed) == BATCH:
-            return now  # more waiting than one batch: come back at once
+        if max(fired, routed) == BATCH or self.launcher.unrecorded:
+            return now  # more waiting than one batch, or pids to record: come back at once
         due = self._next_due()
         if stage.contended:  # another daemon held a job's work: look again soon
             soon = now + CONTENDED_RETRY

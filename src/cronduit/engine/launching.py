@@ -36,7 +36,11 @@ class Launcher:
         self.waiting: list[Launch] = []
         """Attempts committed as started but not launched yet."""
         self.unrecorded: list[tuple[str, int, int]] = []
-        """Processes started whose pids a failed commit did not record: the next tick does."""
+        """Processes started whose pids are not recorded yet: the first transaction of the
+        next tick records them, which the engine asks for at once. Not a commit of their
+        own: a job that ends at once (a quick step) has its pid and its end in one commit,
+        and the next step waits for one fsync, not two. Until then the attempt file, which
+        the supervisor wrote before answering, says who the process is."""
         self.fault: str | None = None
         """Why the last launches had to wait (the state folder cannot be written), or None."""
 
@@ -101,13 +105,7 @@ class Launcher:
             elif got is not None:  # one not started ends through runner.ended()
                 launched.append((launch.run.id, got[0], got[1]))
         self.waiting[:0] = deferred
-        if launched:
-            try:
-                with self.store.transaction() as tx:
-                    tx.record_starts(launched)
-            except BaseException:
-                self.unrecorded.extend(launched)
-                raise
+        self.unrecorded.extend(launched)
 
 
 def _trigger_event(events: Sequence[Event], run: Run) -> Event:

@@ -85,12 +85,20 @@ def watching(attempt: Attempt) -> Iterator[ExitWatch]:
         watch.close()
 
 
-async def wait(attempt: Attempt) -> Settled:
-    """Wait for the attempt's job to exit and its record to be complete; say how it ended."""
+async def wait(attempt: Attempt, recorded: asyncio.Event | None = None) -> Settled:
+    """Wait for the attempt's job to exit and its record to be complete; say how it ended.
+
+    ``recorded``, set when the supervisor says the record is complete (:mod:`.recorded`),
+    ends each pause early; the record is still read from the file, so a word that never
+    comes only means the pauses run their course."""
     with watching(attempt) as watch:
         await watch.exited_async()
     for pause in _until_recorded(attempt.attempt_file, patient=True):
-        await asyncio.sleep(pause)
+        if recorded is None or recorded.is_set():  # a word heard once: it shortens no more
+            await asyncio.sleep(pause)
+            continue
+        with suppress(TimeoutError):
+            await asyncio.wait_for(recorded.wait(), pause)
     return settled_state(attempt.attempt_file)
 
 

@@ -48,6 +48,7 @@ from cronduit.executor.files import outputs_path, step_log_path
 from cronduit.executor.lease import write_lease
 from cronduit.executor.logs import read_tail
 from cronduit.executor.outputs import read_outputs
+from cronduit.executor.recorded import RecordedWords
 from cronduit.executor.run_folders import RunFolders
 from cronduit.executor.spawn import begin_launch
 from cronduit.executor.workspace import WorkspaceError
@@ -78,6 +79,8 @@ class ProcessRunner:
         self._wake = wake
         self._environ = dict(os.environ if environ is None else environ)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._words: RecordedWords | None = None
+        """The supervisor's word that a record is complete, heard on the loop."""
         self._live: dict[str, tuple[int, Attempt]] = {}
         self._in_workspace: dict[str, tuple[Path, str, int]] = {}
         """Runs working in a workspace: its folder, mode and retain_failed, to release at the
@@ -94,6 +97,7 @@ class ProcessRunner:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Watch processes on ``loop`` (the daemon's)."""
         self._loop = loop
+        self._words = RecordedWords(loop)
 
     # -- the Runner protocol ----------------------------------------------------------------
 
@@ -298,7 +302,13 @@ class ProcessRunner:
         task.add_done_callback(self._tasks.discard)
 
     async def _await_exit(self, run_id: str, number: int, attempt: Attempt) -> None:
-        settled = await wait(attempt)
+        job = (attempt.pid, attempt.start_time)
+        words = self._words
+        try:
+            settled = await wait(attempt, None if words is None else words.expect(job))
+        finally:
+            if words is not None:
+                words.forget(job)
         self._live.pop(run_id, None)
         report = _report(settled, attempt.attempt_file, self._stopped.pop(run_id, None))
         used = self._in_workspace.pop(run_id, None)

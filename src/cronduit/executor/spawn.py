@@ -31,7 +31,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from cronduit.executor import supervisor
+from cronduit.executor import recorded, supervisor
 from cronduit.executor.files import RETRY_AFTER_VARIABLE, retry_after_path
 from cronduit.executor.states import Attempt, AttemptConflict, LaunchSpec
 
@@ -155,7 +155,11 @@ class _Channel:
 
     def _read(self) -> None:
         while (answered := supervisor.receive(self.socket)) is not None:
-            self.waiting.popleft().settle(answered[0])
+            message = answered[0]
+            if "recorded" in message:  # a word between the answers, not one of them
+                recorded.hear((message["recorded"], message["start_time"]))
+                continue
+            self.waiting.popleft().settle(message)
         self.broken = True
         while self.waiting:
             self.waiting.popleft().settle(None)

@@ -24,7 +24,9 @@ the run's log. The supervisor then
 2. starts the job in its own session (its pid is its process group), standard input from
    ``/dev/null``, output and errors to the log, and appends the job's pid;
 3. keeps the attempt file open, and so its lock held, until the job has exited and its exit
-   status (128 + N after signal N, as a shell reports it) is appended.
+   status (128 + N after signal N, as a shell reports it) is appended; it then tells the
+   daemon the record is complete (a ``recorded`` message, :mod:`.recorded`), so the daemon
+   need not poll the lock.
 
 A disk with no room for a line (``ENOSPC``, ``EDQUOT``) loses nothing: the line is kept, in
 order behind any other of that file, and written again every :data:`RETRY_WRITES` seconds
@@ -166,9 +168,10 @@ class Supervisor:
         self._answers: deque[Future[dict[str, Any]]] = deque()
         """Answers in the order of the requests, which is the order the daemon reads them."""
         self._lock = threading.Lock()
-        self._live: dict[int, tuple[int, int, subprocess.Popen[bytes], CappedLog | None]] = {}
-        """Each running job by its pidfd: its attempt file's descriptor (which holds the
-        lock), its process, and its log when capped."""
+        self._live: dict[int, tuple[int, int, int, subprocess.Popen[bytes],
+                                    CappedLog | None]] = {}
+        """Each running job by its pidfd: its pid and start time, its attempt file's
+        descriptor (which holds the lock), its process, and its log when capped."""
         self._caps = LogCaps()
         self._leases = LeaseWatch()
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -196,8 +199,8 @@ class Supervisor:
                             pass
                 else:
                     self._reap(fd)
-            self._send_answers()
             self._records.retry()
+            self._send_answers()
 
     def _running(self) -> bool:
         with self._lock:
@@ -215,7 +218,8 @@ class Supervisor:
         answer.add_done_callback(lambda _: _write_quietly(self._wake_write, b"."))
 
     def _send_answers(self) -> None:
-        """Send the answers that are ready, in order; once the daemon is gone, drop them.
+        """Send the answers that are ready, in order, then a ``recorded`` word for each
+        record closed (:mod:`.recorded`); once the daemon is gone, drop them.
 
         Dropped only once ready: an answer not ready is a job still being started, which
         the supervisor must still see registered, and so recorded, before it may exit.
@@ -225,12 +229,17 @@ class Supervisor:
                 answer = self._answers.popleft().result()
             except Exception as error:  # said to the daemon; never the end of the supervisor
                 answer = {"errno": errno.EIO, "strerror": f"{type(error).__name__}: {error}"}
-            if self._channel is None:
-                continue
-            try:
-                send(self._channel, answer)
-            except OSError:  # EPIPE, a reset: the daemon is gone, whichever way it went
-                self._daemon_gone()
+            self._say(answer)
+        for pid, start_time in self._records.closed():
+            self._say({"recorded": pid, "start_time": start_time})
+
+    def _say(self, message: dict[str, Any]) -> None:
+        if self._channel is None:
+            return
+        try:
+            send(self._channel, message)
+        except OSError:  # EPIPE, a reset: the daemon is gone, whichever way it went
+            self._daemon_gone()
 
     def _daemon_gone(self) -> None:
         """Start nothing more and answer no more; the jobs started go on being recorded."""
@@ -268,7 +277,7 @@ class Supervisor:
         if lease is not None:  # held before its pidfd is watched, and so before it is reaped
             self._leases.hold(watch, pid, lease_log, lease)
         with self._lock:
-            self._live[watch] = (pid, record, process, capped)
+            self._live[watch] = (pid, found.start_time, record, process, capped)
         self._poll.register(watch, select.EPOLLIN)
         return {"pid": pid, "start_time": found.start_time}
 
@@ -281,7 +290,7 @@ class Supervisor:
         os.close(watch)
         if entry is None:
             return
-        pid, record, process, capped = entry
+        pid, start_time, record, process, capped = entry
         if ended_by_lease:  # the zombie still names the group: nothing of it outlives the lease
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
@@ -290,12 +299,13 @@ class Supervisor:
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:  # reaped by someone else: its status is lost, not the rest
-            self._records.close(record)  # recorded as vanished, which is the truth
+            self._records.close(record, (pid, start_time))  # vanished, which is the truth
             return
         code = os.waitstatus_to_exitcode(status)
         process.returncode = code  # reaped here, not by Popen
         self._records.append(record, b"%d\n" % (code if code >= 0 else 128 - code))
-        self._records.close(record)  # the lock goes with it, once the record is complete
+        # The lock goes with it, once the record is complete; the daemon is told then.
+        self._records.close(record, (pid, start_time))
 
     def _cap(self, log: int, max_log: int | None) -> CappedLog | None:
         """Keep the job's log under ``max_log`` (None: no cap, a request from code).
@@ -371,7 +381,8 @@ class _Records:
         self._write = write
         self._lock = threading.Lock()
         self._unwritten: dict[int, bytes] = {}
-        self._closing: set[int] = set()
+        self._closing: dict[int, tuple[int, int]] = {}
+        self._closed: list[tuple[int, int]] = []
 
     def append(self, record: int, line: bytes) -> None:
         """Write ``line`` at the end of ``record``, after any line still waiting there."""
@@ -379,13 +390,21 @@ class _Records:
             unwritten = self._unwritten.get(record, b"") + line
             self._keep(record, self._written(record, unwritten))
 
-    def close(self, record: int) -> None:
-        """Close ``record`` once its lines are written."""
+    def close(self, record: int, job: tuple[int, int]) -> None:
+        """Close ``record`` once its lines are written; ``job`` (its pid and start time) is
+        then among the :meth:`closed`."""
         with self._lock:
             if record in self._unwritten:
-                self._closing.add(record)
+                self._closing[record] = job
             else:
                 os.close(record)
+                self._closed.append(job)
+
+    def closed(self) -> list[tuple[int, int]]:
+        """The jobs whose records were closed since the last call: complete, unlocked."""
+        with self._lock:
+            closed, self._closed = self._closed, []
+        return closed
 
     def waiting(self) -> bool:
         """Whether some line waits for room."""
@@ -403,9 +422,10 @@ class _Records:
             self._unwritten[record] = rest
             return
         self._unwritten.pop(record, None)
-        if record in self._closing:
-            self._closing.discard(record)
+        job = self._closing.pop(record, None)
+        if job is not None:
             os.close(record)
+            self._closed.append(job)
 
     def _written(self, record: int, data: bytes) -> bytes:
         """Write what fits; what is left to write later (nothing, past any other error: a
