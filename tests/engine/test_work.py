@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from cronduit.core.enums import Outcome
-from cronduit.engine import LAUNCH_CHUNK
+from cronduit.engine import LAUNCH_CHUNK, RECORD_PIDS_WITHIN
 from cronduit.ports import NewEvent
 from tests.engine.conftest import Rig
 
@@ -176,7 +176,7 @@ def test_the_deadline_stops_the_run_as_timeout(make_rig: MakeRig) -> None:
     """timeout: 1m — at the deadline the run is stopped and recorded as timeout."""
     rig = make_rig(job("    timeout: 1m\n"), T0)
     rig.accept("manual/1", "j", "manual")
-    assert T0 == rig.tick()  # launched: back at once to record the pid
+    assert T0 + RECORD_PIDS_WITHIN == rig.tick()  # launched: back soon to record the pid
     assert T0 + timedelta(minutes=1) == rig.tick()
     rig.at(T0 + timedelta(minutes=1))
     rig.tick()

@@ -49,7 +49,14 @@ from cronduit.engine.takeover import sweep_lost_nodes
 from cronduit.engine.work import start_waiting
 from cronduit.ports import Runner, Store, Transaction
 
-__all__ = ["BATCH", "CONTENDED_RETRY", "LAUNCH_CHUNK", "Engine", "Observer"]
+__all__ = ["BATCH", "CONTENDED_RETRY", "LAUNCH_CHUNK", "RECORD_PIDS_WITHIN", "Engine",
+           "Observer"]
+
+RECORD_PIDS_WITHIN = timedelta(milliseconds=50)
+"""How soon after a launch a tick records the started processes' pids, at the latest. Not
+at once: a process that ends within it (a quick step of a durable execution) has its pid
+and its end recorded by one commit, and the next step waits for one fsync, not for a turn
+of the loop spent on the pid. Until then the attempt file says who the process is."""
 
 CONTENDED_RETRY = timedelta(milliseconds=100)
 """How soon a tick that found a job's work held by another daemon looks again."""
@@ -148,9 +155,12 @@ class Engine:
         if routed:
             self.checkpoint("routed")
         self.launcher.carry_out(outbox, now)
-        if max(fired, routed) == BATCH or self.launcher.unrecorded:
-            return now  # more waiting than one batch, or pids to record: come back at once
+        if max(fired, routed) == BATCH:
+            return now  # more waiting than one batch: come back at once
         due = self._next_due()
+        if self.launcher.unrecorded:  # pids to record: soon, if nothing brings a tick sooner
+            soon = now + RECORD_PIDS_WITHIN
+            due = soon if due is None else min(due, soon)
         if stage.contended:  # another daemon held a job's work: look again soon
             soon = now + CONTENDED_RETRY
             return soon if due is None else min(due, soon)
