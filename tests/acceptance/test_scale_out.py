@@ -533,6 +533,7 @@ def test_a_postgresql_restart_under_load_loses_nothing_and_runs_nothing_twice(
                                              for node in nodes),
                                  "both daemons to accept webhooks again", 40)
                 recovered = time.monotonic() - up
+            stopped = time.monotonic()  # no webhook is posted from here on
             restarted_at = cluster.now()
             cluster.wait_for(lambda: cluster.query(
                 "SELECT count(DISTINCT node) FROM runs WHERE job = 'tick' AND created_at > %s "
@@ -540,7 +541,9 @@ def test_a_postgresql_restart_under_load_loses_nothing_and_runs_nothing_twice(
                 "both daemons to run ticks after the restart", 30)
             accepted = [delivery for _, _, status, delivery in hooks.answers if status == 202]
             cluster.wait_for(lambda: len(lines(out / "pokes.txt")) >= len(accepted),
-                             "every accepted webhook to run", 60)
+                             "every accepted webhook to run", 60,
+                             explain=lambda: unran(cluster, accepted, out / "pokes.txt"))
+            drained = time.monotonic() - stopped
             stop_all(cluster)
 
             assert {202, 503} >= set(hooks.statuses()), hooks.statuses()
@@ -570,7 +573,30 @@ def test_a_postgresql_restart_under_load_loses_nothing_and_runs_nothing_twice(
                 assert 2 <= len(outage_lines) <= 4, "\n".join(outage_lines)
                 assert 2 == len(back), "\n".join(back)
     print(f"{hooks.statuses()} answers; 503s for {outage:.1f}s of outage; both accepting "
-          f"again {recovered:.1f}s after the server started")
+          f"again {recovered:.1f}s after the server started; every accepted webhook's run "
+          f"had written its line {drained:.1f}s after the last was posted")
+
+
+def unran(cluster: Cluster, accepted: list[str | None], pokes: Path) -> str:
+    """What each accepted delivery whose run wrote no line became: its event's state and
+    its run's, with when each step was recorded, for a failure's message."""
+    ran = set(lines(pokes))
+    rows = cluster.rows(
+        "SELECT e.delivery_id, e.seq, e.state AS event, e.accepted_at, e.run_id, "
+        "r.state AS run, r.node, r.attempts, r.pid, r.created_at, r.started_at, "
+        "r.finished_at, r.outcome, r.reason, r.attempt_dir "
+        "FROM events e LEFT JOIN runs r ON r.id = e.run_id WHERE e.job = 'poke' "
+        "ORDER BY e.seq")
+    found = {row["delivery_id"]: row for row in rows}
+    missing = [delivery for delivery in accepted if delivery not in found]
+    stranded = [found[delivery] for delivery in accepted
+                if delivery in found and found[delivery]["run_id"] not in ran]
+    extra = [row["delivery_id"] for row in rows if row["delivery_id"] not in accepted]
+    states = Counter((row["event"], row["run"]) for row in rows)
+    return (f"{len(accepted)} accepted, {len(ran)} ran; (event, run) states {dict(states)}; "
+            f"accepted but not stored: {missing[:5]}; stored but not accepted: {extra[:5]}; "
+            f"{len(stranded)} accepted without a line of their run:\n"
+            + "\n".join(str(row) for row in stranded[:10]))
 
 
 STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ ")

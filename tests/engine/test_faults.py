@@ -103,6 +103,31 @@ def test_pids_a_failed_commit_did_not_record_are_recorded_at_the_next_tick(
     assert 1 == len(rig.runner.launched)
 
 
+def test_a_run_the_first_commit_started_is_launched_though_the_second_commit_failed(
+        rig_of: Callable[[str], Rig]) -> None:
+    """A run ends and the tick's first commit starts the trigger that waited for it; the
+    tick's second commit fails. The started run is launched at the next tick, once, and
+    the first commit's lines are logged (they were dropped with the failed tick, and the
+    run stayed running with no process until a restart)."""
+    rig = rig_of(JOB)
+    lines: list[str] = []
+    rig.engine.stage.log = lines.append
+    rig.accept("manual/1")
+    rig.tick()
+    rig.accept("manual/2")
+    rig.tick()
+    [first] = rig.runner.launched
+    rig.runner.finish(first.run.id, 0)
+    rig.store.fail(1)  # the first commit records the end and the start; the second fails
+    rig.failing_tick()
+    rig.tick()
+    rig.tick()
+    [_, second] = rig.history()
+    assert [first.run.id, second.id] == [launched.run.id for launched in rig.runner.launched]
+    assert {f"run j {first.run.id}: success after 0.0s",
+            f"run j {second.id}: started [manual]"} <= set(lines), lines
+
+
 def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
         rig_of: Callable[[str], Rig]) -> None:
     """A retry reads its trigger before it launches; a commit that fails there leaves the

@@ -167,16 +167,19 @@ class Cluster:
     # -- waiting and cleaning up ----------------------------------------------------------
 
     def wait_for(self, what: Callable[[], object], description: str,
-                 timeout: float = 30.0, every: float = 0.05) -> float:
+                 timeout: float = 30.0, every: float = 0.05,
+                 explain: Callable[[], str] | None = None) -> float:
         """Until ``what()`` is true; the seconds that took. Fails with every daemon's log
-        tail when ``timeout`` passes first."""
+        tail when ``timeout`` passes first, after what ``explain()`` says of the state then
+        (what was still missing, so a failure names it)."""
         start = time.monotonic()
         while True:
             if what():
                 return time.monotonic() - start
             if time.monotonic() - start > timeout:
+                said = f"\n{explain()}" if explain is not None else ""
                 raise AssertionError(f"timed out after {timeout:g}s waiting for "
-                                     f"{description}\n{self.logs()}")
+                                     f"{description}{said}\n{self.logs()}")
             time.sleep(every)
 
     def logs(self, tail: int = 40) -> str:

@@ -38,7 +38,7 @@ from cronduit.engine.ending import Ended, attempt_ended, collect_ended
 from cronduit.engine.executions import launch_of
 from cronduit.engine.firing import fire_timers
 from cronduit.engine.launching import LAUNCH_CHUNK, Launcher
-from cronduit.engine.observer import NOT_OBSERVED, Observer, report
+from cronduit.engine.observer import NOT_OBSERVED, Observer
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.pauses import read_pauses, settle_pauses
 from cronduit.engine.plan import BATCH, Log, Plan, Stage, quiet
@@ -127,13 +127,15 @@ class Engine:
             settle_pauses(stage, tx, now, outbox)
             collect_ended(stage, tx, self._ended, now, outbox)
             fired = fire_timers(stage, tx, now, outbox) if stage.dispatch else 0
-        report(stage.observer, outbox)  # committed: counted even if the next one fails
         self.launcher.unrecorded.clear()
         if self._ended:
             self._ended.clear()
             self.checkpoint("ended")
         if fired:
             self.checkpoint("fired")
+        # Committed: counted, logged and queued now, so a second transaction that fails (the
+        # database gone between the two) loses none of it; its launches begin below.
+        self.launcher.keep(outbox)
         stage.contended = False
         owed, looked = [name for name in stage.owed if name in stage.config.jobs], []
         with self.store.transaction() as tx:

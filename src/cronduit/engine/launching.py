@@ -46,14 +46,7 @@ class Launcher:
 
     def carry_out(self, outbox: Outbox, now: datetime) -> None:
         """Report to the observer, log, stop, prune, then launch the next chunk."""
-        report(self.stage.observer, outbox)
-        for line in outbox.lines:
-            self.stage.log(line)
-        for run, why in outbox.stops:
-            self.runner.stop(run, why)
-        for run in outbox.prunes:
-            self.runner.prune(run)
-        self.waiting.extend(outbox.launches)
+        self.keep(outbox)
         self.fault = None
         if not self.waiting:
             return
@@ -65,6 +58,27 @@ class Launcher:
         triggers = self._triggers(chunk)
         del self.waiting[:LAUNCH_CHUNK]
         self._launch(chunk, triggers)
+
+    def keep(self, outbox: Outbox) -> None:
+        """Take what a transaction decided out of its outbox the moment it has committed:
+        report to the observer, log, stop, prune, and queue its launches (begun by the next
+        :meth:`carry_out`). A tick commits twice; were the first commit's outbox kept until
+        the second, a second that fails (the database restarted between them) would drop
+        it, and a run the first committed as started (the next of a job's waiting work,
+        once a run's end freed a slot) would stay recorded as running with no process,
+        and its trigger consumed, until the daemon restarts."""
+        report(self.stage.observer, outbox)
+        for line in outbox.lines:
+            self.stage.log(line)
+        for run, why in outbox.stops:
+            self.runner.stop(run, why)
+        for run in outbox.prunes:
+            self.runner.prune(run)
+        self.waiting.extend(outbox.launches)
+        outbox.lines.clear()
+        outbox.stops.clear()
+        outbox.prunes.clear()
+        outbox.launches.clear()
 
     def _end_late(self, late: list[Launch], now: datetime) -> None:
         """Runs whose whole-run deadline came while they waited to start: they never start.
