@@ -1,0 +1,283 @@
+"""The dashboard as its users meet it: a real chromium on the pages of a real daemon.
+
+Every step waits for what proves it (a selector, a text, a URL) with a bounded timeout;
+nothing sleeps and then looks.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from tests.browser.conftest import (
+    API_TOKEN,
+    JOBS,
+    MOBILE,
+    Dashboard,
+    log_in,
+    screenshots,
+)
+
+RUN_URL = re.compile(r".*/runs/[0-9A-Za-z_-]+$")
+
+
+def job_rows(page: Page) -> list[str]:
+    return [row.get_attribute("data-job") or "" for row in
+            page.locator("#jobs tr[data-job]").all()]
+
+
+def set_input(page: Page, name: str, value: str) -> None:
+    """Fill the run-now field of input NAME, a text field or a choice."""
+    field = page.locator(f'#run-now [name="input.{name}"]')
+    if field.evaluate("e => e.tagName") == "SELECT":
+        field.select_option(value)
+    else:
+        field.fill(value)
+
+
+def test_the_home_page_lists_every_job_with_its_schedule_in_words(page: Page) -> None:
+    """One row per configured job; a calendar timing and an interval said in words."""
+    page.goto("/")
+    expect(page.locator("#jobs tr[data-job]")).to_have_count(len(JOBS))
+    assert sorted(JOBS) == sorted(job_rows(page))
+    expect(page.locator('tr[data-job="nightly"] .schedule')).to_contain_text("03:00")
+    expect(page.locator('tr[data-job="tick"] .schedule')).to_contain_text("30")
+    expect(page.locator('tr[data-job="nightly"] .next time')).to_have_attribute(
+        "datetime", re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d"))
+
+
+def test_slash_focuses_the_filter_and_a_filter_is_kept_in_the_url(page: Page) -> None:
+    """`/` from anywhere on the page focuses the filter; a submitted filter is in the URL,
+    the rows match it, and the same URL opened afresh shows the same filter."""
+    page.goto("/")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("/")
+    expect(page.locator("#filter")).to_be_focused()
+    expect(page.locator("#filter")).to_have_value("")  # the slash was not typed into it
+    page.keyboard.type("gre")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r".*[?&]q=gre(&|$)"))
+    expect(page.locator("#jobs tr[data-job]")).to_have_count(1)
+    assert ["greet"] == job_rows(page)
+    page.goto(page.url)
+    expect(page.locator("#filter")).to_have_value("gre")
+    assert ["greet"] == job_rows(page)
+
+
+def test_a_paused_filter_keeps_only_paused_jobs(logged_in: Page, dashboard: Dashboard) -> None:
+    """The state filter is in the URL too; nothing is paused, so `paused` keeps no row."""
+    page = logged_in
+    page.goto("/")
+    page.select_option('#filter-form select[name="state"]', "paused")
+    page.locator("#filter").press("Enter")
+    page.wait_for_url(re.compile(r".*[?&]state=paused(&|$)"))
+    expect(page.locator("#jobs tr[data-job]")).to_have_count(0)
+    assert all(dashboard.job(job)["paused"] is None for job in JOBS)
+
+
+def test_logging_in_sets_a_strict_http_only_session_cookie(page: Page,
+                                                           context: BrowserContext) -> None:
+    """The token logs in; the session cookie is out of scripts' and other sites' reach; the
+    job page then shows the forms instead of the link to log in."""
+    page.goto("/jobs/greet")
+    expect(page.locator("#run-now")).to_have_count(0)
+    expect(page.locator('a[href^="/login"]').first).to_be_visible()
+    log_in(page, "/jobs/greet")
+    expect(page.locator("#run-now")).to_be_visible()
+    expect(page.locator("#pause")).to_be_visible()
+    (session,) = [c for c in context.cookies() if c["name"] == "cronduit_session"]
+    assert (True, "Strict", "/") == (session["httpOnly"], session["sameSite"], session["path"])
+    assert API_TOKEN not in session["value"]
+    assert "" == page.evaluate("document.cookie.includes('cronduit_session') ? 'seen' : ''")
+
+
+def test_a_wrong_token_is_refused_with_a_401_page(page: Page,
+                                                  context: BrowserContext) -> None:
+    page.goto("/login?next=/")
+    page.fill("#login input[name=token]", "not-the-token")
+    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        page.click("#login-submit")
+    assert 401 == answer.value.status
+    expect(page.locator(".error")).to_be_visible()
+    assert [] == [c for c in context.cookies() if c["name"] == "cronduit_session"]
+
+
+def test_run_now_with_inputs_lands_on_the_run_page_with_its_log(logged_in: Page) -> None:
+    """The inputs typed in the form reach the job's environment."""
+    page = logged_in
+    page.goto("/jobs/greet")
+    set_input(page, "NAME", "ana")
+    set_input(page, "REGION", "us")
+    page.click("#run-now-submit")
+    page.wait_for_url(RUN_URL)
+    expect(page.locator("#log")).to_contain_text("hello, ana from us")
+    expect(page.locator("#outcome")).to_have_text("success")
+
+
+def test_an_input_breaking_its_rule_re_renders_the_form_with_a_422(logged_in: Page,
+                                                                   dashboard: Dashboard
+                                                                   ) -> None:
+    """The CLI's rules: the error names the field, and no run starts."""
+    page = logged_in
+    before = len(dashboard.runs("greet"))
+    page.goto("/jobs/greet")
+    set_input(page, "NAME", "Ana Smith")
+    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        page.click("#run-now-submit")
+    assert 422 == answer.value.status
+    expect(page.locator(".error")).to_contain_text("NAME")
+    expect(page.locator("#run-now")).to_be_visible()
+    assert before == len(dashboard.runs("greet"))
+
+
+def test_the_log_of_a_running_run_appears_live(logged_in: Page, dashboard: Dashboard) -> None:
+    """An early line shows while the run is still going, then the last line and the
+    outcome arrive in the same page, never reloaded."""
+    page = logged_in
+    page.goto("/jobs/drip")
+    set_input(page, "TAG", "live")
+    page.click("#run-now-submit")
+    page.wait_for_url(RUN_URL)
+    page.evaluate("window.cronduitTestMark = 'same page'")
+    expect(page.locator("#outcome")).to_have_text("running")
+    expect(page.locator("#log")).to_contain_text("drip 1 of 6")
+    expect(page.locator("#log")).to_contain_text("drip 5 of 6")  # printed 1.6 s after the 1st
+    expect(page.locator("#outcome")).to_have_text("running")  # held until released
+    expect(page.locator("#log")).not_to_contain_text("drip 6 of 6")
+    dashboard.release("live")
+    expect(page.locator("#log")).to_contain_text("drip 6 of 6: done")
+    expect(page.locator("#outcome")).to_have_text("success")
+    assert "same page" == page.evaluate("window.cronduitTestMark")
+    assert 1 == page.locator("#log").inner_text().count("drip 1 of 6")  # no line twice
+
+
+def test_pause_with_a_reason_shows_the_banner_and_the_audit_entry_and_resume_clears_it(
+        logged_in: Page, dashboard: Dashboard) -> None:
+    page = logged_in
+    page.goto("/jobs/tick")
+    page.fill('#pause [name="reason"]', "db migration")
+    page.fill('#pause [name="until"]', "2h")
+    page.click("#pause-submit")
+    page.wait_for_url("**/jobs/tick")
+    banner = re.compile(r"PAUSED by \S+ since .+: db migration until .+")
+    expect(page.locator(".banner-paused")).to_have_text(banner)
+    assert "db migration" == dashboard.job("tick")["paused"]["reason"]
+    page.goto("/")
+    expect(page.locator('tr[data-job="tick"]')).to_have_class(re.compile(r"\bpaused\b"))
+    expect(page.locator('tr[data-job="tick"] .banner-paused')).to_have_text(banner)
+    expect(page.locator('tr[data-job="greet"] .banner-paused')).to_have_count(0)
+    page.goto("/audit")
+    newest = page.locator("#audit tr").filter(has_text="tick").first
+    expect(newest).to_contain_text("pause")
+    expect(newest).to_contain_text("db migration")
+
+    page.goto("/jobs/tick")
+    page.click("#resume-submit")
+    page.wait_for_url("**/jobs/tick")
+    expect(page.locator(".banner-paused")).to_have_count(0)
+    assert dashboard.job("tick")["paused"] is None
+    page.goto("/")
+    expect(page.locator('tr[data-job="tick"]')).not_to_have_class(re.compile(r"\bpaused\b"))
+    expect(page.locator('tr[data-job="tick"] .banner-paused')).to_have_count(0)
+    page.goto("/audit")
+    expect(page.locator("#audit tr").filter(has_text="tick").first).to_contain_text("resume")
+
+
+class _Attacker(BaseHTTPRequestHandler):
+    """Serves one page that POSTs a pause to the dashboard as soon as it loads."""
+
+    target = ""
+
+    def do_GET(self) -> None:
+        body = (f'<!doctype html><form id="f" method="post" action="{self.target}">'
+                '<input name="reason" value="pwned"></form>'
+                '<script>document.getElementById("f").submit()</script>').encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def attacker(dashboard: Dashboard) -> Iterator[int]:
+    """Another origin on loopback, serving the forged form; its port."""
+    handler = type("Attacker", (_Attacker,), {"target": f"{dashboard.url}/jobs/nightly/pause"})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"],
+                         ids=["same-site-other-origin", "cross-site"])
+def test_a_forged_form_post_from_another_origin_changes_nothing(
+        logged_in: Page, dashboard: Dashboard, attacker: int, host: str) -> None:
+    """A logged-in browser opens another origin's page, which posts a pause to the
+    dashboard at once: refused, and the job is not paused.
+
+    From 127.0.0.1 on another port (same site, other origin) chromium sends the session
+    cookie along, but the form has no CSRF token and its Origin is not the dashboard's; from
+    localhost (another site) the strict cookie stays home and Sec-Fetch-Site says
+    cross-site."""
+    page = logged_in
+    with page.expect_response(lambda r: r.url.endswith("/jobs/nightly/pause")) as answer:
+        page.goto(f"http://{host}:{attacker}/")
+    assert answer.value.status in {401, 403}
+    assert dashboard.job("nightly")["paused"] is None
+
+
+def is_png(path: Path) -> bool:
+    return path.stat().st_size > 1000 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_page_is_captured_in_light_and_dark(logged_in: Page, dashboard: Dashboard,
+                                                  browser: Browser) -> None:
+    """Screenshots of home, a job, a run and the audit log, each in both schemes, and of
+    home on a phone, written as the suite's artifacts."""
+    page = logged_in
+    dashboard.run_now("flaky")
+    run_id = dashboard.run_now("greet", NAME="docs", REGION="eu")
+    written: list[Path] = []
+    for name, path, ready in [("home", "/", "#jobs"), ("job", "/jobs/greet", "#ledger"),
+                              ("run", f"/runs/{run_id}", "#log"), ("audit", "/audit", "#audit")]:
+        page.goto(path)
+        page.wait_for_selector(ready)
+        written += screenshots(page, name)
+    phone = browser.new_context(base_url=dashboard.url, viewport=MOBILE, color_scheme="light")
+    try:
+        mobile = phone.new_page()
+        mobile.goto("/")
+        mobile.wait_for_selector("#jobs")
+        written += screenshots(mobile, "home-mobile")
+    finally:
+        phone.close()
+    assert 10 == len(written)
+    assert [] == [path.name for path in written if not is_png(path)]
+
+
+def test_the_home_page_is_readable_at_360_px_without_a_sideways_scroll(
+        browser: Browser, dashboard: Dashboard) -> None:
+    phone = browser.new_context(base_url=dashboard.url, viewport=MOBILE)
+    try:
+        page = phone.new_page()
+        page.goto("/")
+        page.wait_for_selector("#jobs tr[data-job]")
+        width = page.evaluate("document.scrollingElement.scrollWidth")
+        assert width <= MOBILE["width"] + 2
+    finally:
+        phone.close()
