@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from tests.browser.conftest import (
     API_TOKEN,
     JOBS,
     MOBILE,
+    TIMEOUT_MS,
     Dashboard,
     log_in,
     screenshots,
@@ -30,6 +32,14 @@ RUN_URL = re.compile(r".*/runs/[0-9A-Za-z_-]+$")
 def job_rows(page: Page) -> list[str]:
     return [row.get_attribute("data-job") or "" for row in
             page.locator("#jobs tr[data-job]").all()]
+
+
+def until(page: Page, what: Callable[[], bool], timeout: float = TIMEOUT_MS / 1000) -> None:
+    """Until WHAT holds, looking every 50 ms while the browser goes on; fail after TIMEOUT."""
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "timed out waiting"
+        page.wait_for_timeout(50)
 
 
 def set_input(page: Page, name: str, value: str) -> None:
@@ -68,17 +78,6 @@ def test_slash_focuses_the_filter_and_a_filter_is_kept_in_the_url(page: Page) ->
     page.goto(page.url)
     expect(page.locator("#filter")).to_have_value("gre")
     assert ["greet"] == job_rows(page)
-
-
-def test_a_paused_filter_keeps_only_paused_jobs(logged_in: Page, dashboard: Dashboard) -> None:
-    """The state filter is in the URL too; nothing is paused, so `paused` keeps no row."""
-    page = logged_in
-    page.goto("/")
-    page.select_option('#filter-form select[name="state"]', "paused")
-    page.locator("#filter").press("Enter")
-    page.wait_for_url(re.compile(r".*[?&]state=paused(&|$)"))
-    expect(page.locator("#jobs tr[data-job]")).to_have_count(0)
-    assert all(dashboard.job(job)["paused"] is None for job in JOBS)
 
 
 def test_logging_in_sets_a_strict_http_only_session_cookie(page: Page,
@@ -159,6 +158,8 @@ def test_the_log_of_a_running_run_appears_live(logged_in: Page, dashboard: Dashb
 
 def test_pause_with_a_reason_shows_the_banner_and_the_audit_entry_and_resume_clears_it(
         logged_in: Page, dashboard: Dashboard) -> None:
+    """The banner on the job page and on home, where the paused filter keeps that row;
+    the audit log's newest entry for the job; then the resume, which clears all of it."""
     page = logged_in
     page.goto("/jobs/tick")
     page.fill('#pause [name="reason"]', "db migration")
@@ -172,6 +173,11 @@ def test_pause_with_a_reason_shows_the_banner_and_the_audit_entry_and_resume_cle
     expect(page.locator('tr[data-job="tick"]')).to_have_class(re.compile(r"\bpaused\b"))
     expect(page.locator('tr[data-job="tick"] .banner-paused')).to_have_text(banner)
     expect(page.locator('tr[data-job="greet"] .banner-paused')).to_have_count(0)
+    page.select_option('#filter-form select[name="state"]', "paused")
+    page.locator("#filter").press("Enter")
+    page.wait_for_url(re.compile(r".*[?&]state=paused(&|$)"))
+    expect(page.locator("#jobs tr[data-job]")).to_have_count(1)
+    assert ["tick"] == job_rows(page)
     page.goto("/audit")
     newest = page.locator("#audit tr").filter(has_text="tick").first
     expect(newest).to_contain_text("pause")
@@ -268,6 +274,53 @@ def test_every_page_is_captured_in_light_and_dark(logged_in: Page, dashboard: Da
         phone.close()
     assert 10 == len(written)
     assert [] == [path.name for path in written if not is_png(path)]
+
+
+BACKGROUND = """() => {
+    const painted = [document.body, document.documentElement]
+        .map(e => getComputedStyle(e).backgroundColor)
+        .find(c => c !== "rgba(0, 0, 0, 0)" && c !== "transparent");
+    const [r, g, b] = (painted || "rgb(255, 255, 255)").match(/[0-9.]+/g).map(Number);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}"""
+"""The page's background lightness, 0 (black) to 255 (white)."""
+
+
+def test_the_auto_theme_follows_the_scheme_and_the_toggle_keeps_a_choice(
+        page: Page, context: BrowserContext) -> None:
+    """With theme auto the page is dark in a dark scheme and light in a light one; the
+    toggle sets the theme cookie, and the page wears the theme it names."""
+    page.goto("/")
+    expect(page.locator("html")).to_have_attribute("data-theme", "auto")
+    light = page.evaluate(BACKGROUND)
+    page.emulate_media(color_scheme="dark")
+    dark = page.evaluate(BACKGROUND)
+    assert dark + 100 < light, (dark, light)
+    page.click("#theme-toggle")
+
+    def themes() -> list[str]:
+        return [c["value"] for c in context.cookies() if c["name"] == "cronduit_theme"]
+
+    until(page, lambda: bool(themes()))  # set by a script or by the answer to a request
+    page.goto("/")
+    (theme,) = themes()
+    assert theme in {"light", "dark"}
+    expect(page.locator("html")).to_have_attribute("data-theme", theme)
+
+
+def test_the_pages_read_without_javascript(browser: Browser, dashboard: Dashboard) -> None:
+    """Home lists the jobs and a run page shows its whole log with scripts off."""
+    run_id = dashboard.run_now("greet", NAME="nojs", REGION="eu")
+    plain = browser.new_context(base_url=dashboard.url, java_script_enabled=False)
+    try:
+        page = plain.new_page()
+        page.goto("/")
+        expect(page.locator("#jobs tr[data-job]")).to_have_count(len(JOBS))
+        page.goto(f"/runs/{run_id}")
+        expect(page.locator("#log")).to_contain_text("hello, nojs from eu")
+        expect(page.locator("#outcome")).to_have_text("success")
+    finally:
+        plain.close()
 
 
 def test_the_home_page_is_readable_at_360_px_without_a_sideways_scroll(
