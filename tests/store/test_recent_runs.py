@@ -43,7 +43,8 @@ def test_recent_runs_gives_each_jobs_newest_runs_newest_first(store: Store) -> N
         assert [r.id for r in tx.history("a", 20)] == [r.id for r in found["a"]]
         assert [f"a{n:02d}" for n in range(24, 4, -1)] == [r.id for r in found["a"]]
         assert ["b1", "b0"] == [r.id for r in found["b"]]
-        assert found["b"][0].outcome is None and found["b"][1].outcome == "timeout"
+        assert found["b"][0].outcome is None
+        assert found["b"][1].outcome == "timeout"
         assert ["c0"] == [r.id for r in tx.recent_runs(["c"], 3)["c"]]
         assert {} == tx.recent_runs([], 20)
 
