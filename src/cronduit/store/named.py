@@ -188,6 +188,15 @@ class NamedQueries(ABC):
     def history(self, job: str, limit: int) -> list[Run]:
         return self._all(Run, "history", job=job, limit=limit)
 
+    def recent_runs(self, jobs: Collection[str], per_job: int) -> dict[str, list[Run]]:
+        if not jobs:
+            return {}
+        found: dict[str, list[Run]] = {}
+        for run in self._all(Run, "recent_runs", jobs=self._array(list(jobs)),
+                             per_job=per_job):
+            found.setdefault(run.job, []).append(run)
+        return found
+
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
         return self._all(Run, "find_runs", job=where.job, outcome=where.outcome,
                          kind=where.kind, since=where.since, until=where.until, after=after,

@@ -135,6 +135,14 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = %(job)s ORDER BY seq;
 -- name: history
 SELECT * FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(limit)s;
 
+-- name: recent_runs
+-- Each job's newest per_job runs, newest first: one index scan of runs_by_job per job, so a
+-- job with years of history costs what a new one does.
+SELECT r.* FROM unnest(%(jobs)s::text[]) AS j(job)
+CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.job = j.job
+                    ORDER BY seq DESC LIMIT %(per_job)s) AS r
+ORDER BY r.job, r.seq DESC;
+
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before.
 SELECT * FROM runs

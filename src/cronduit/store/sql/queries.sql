@@ -117,6 +117,14 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY seq;
 -- name: history
 SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
 
+-- name: recent_runs
+-- Each job's newest :per_job runs (:jobs is a JSON array), newest first: one search of
+-- runs_by_job per job, so a job with years of history costs what a new one does.
+SELECT r.* FROM json_each(:jobs) AS j JOIN runs AS r ON r.job = j.value
+WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
+                ORDER BY n.seq DESC LIMIT :per_job)
+ORDER BY r.job, r.seq DESC;
+
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before.
 SELECT * FROM runs
