@@ -22,6 +22,7 @@ from tests.browser.conftest import (
     MOBILE,
     TIMEOUT_MS,
     Dashboard,
+    at_path,
     log_in,
     screenshots,
 )
@@ -165,7 +166,7 @@ def test_pause_with_a_reason_shows_the_banner_and_the_audit_entry_and_resume_cle
     page.fill('#pause [name="reason"]', "db migration")
     page.fill('#pause [name="until"]', "2h")
     page.click("#pause-submit")
-    page.wait_for_url("**/jobs/tick")
+    page.wait_for_url(at_path("/jobs/tick"))
     banner = re.compile(r"PAUSED by \S+ since .+: db migration until .+")
     expect(page.locator(".banner-paused")).to_have_text(banner)
     assert "db migration" == dashboard.job("tick")["paused"]["reason"]
@@ -185,7 +186,7 @@ def test_pause_with_a_reason_shows_the_banner_and_the_audit_entry_and_resume_cle
 
     page.goto("/jobs/tick")
     page.click("#resume-submit")
-    page.wait_for_url("**/jobs/tick")
+    page.wait_for_url(at_path("/jobs/tick"))
     expect(page.locator(".banner-paused")).to_have_count(0)
     assert dashboard.job("tick")["paused"] is None
     page.goto("/")
