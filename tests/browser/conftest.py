@@ -12,6 +12,7 @@ skip, and fail under ``CI=true``, as the other tests needing a tool do.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -27,6 +28,7 @@ from playwright.sync_api import (
     Browser,
     BrowserContext,
     Page,
+    StorageState,
     ViewportSize,
     expect,
     sync_playwright,
@@ -87,7 +89,11 @@ class Dashboard:
     """The serving daemon: its address, its folder and the API beside the pages."""
 
     deployment: Deployment
-    url: str
+
+    @functools.cached_property
+    def url(self) -> str:
+        """The listener's address, once the daemon logs it (the first call waits for it)."""
+        return listening_url(self.deployment)
 
     @property
     def folder(self) -> Path:
@@ -140,12 +146,16 @@ def listening_url(deployment: Deployment) -> str:
 
 @pytest.fixture(scope="package")
 def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
-    """A real ``cronduit serve`` on a port the system picks, with the API token set."""
+    """A real ``cronduit serve`` on a port the system picks, with the API token set.
+
+    Started, not waited for: the daemon boots while the browser launches, and the first
+    use of its address waits until it listens.
+    """
     deployment = Deployment(tmp_path_factory.mktemp("dashboard"))
     deployment.write(CONFIG)
     daemon = deployment.serve(extra_env={"API_KEY": API_TOKEN})
     try:
-        yield Dashboard(deployment, listening_url(deployment))
+        yield Dashboard(deployment)
     finally:
         daemon.send_signal(signal.SIGTERM)
         try:
@@ -168,13 +178,19 @@ def browser() -> Iterator[Browser]:
             launched.close()
 
 
-@pytest.fixture
-def context(browser: Browser, dashboard: Dashboard) -> Iterator[BrowserContext]:
-    """A fresh profile (no cookie, light scheme, desktop size) aimed at the dashboard."""
-    made = browser.new_context(base_url=dashboard.url, viewport=VIEWPORT,
-                               color_scheme="light")
+def open_context(browser: Browser, dashboard: Dashboard, **options: Any) -> BrowserContext:
+    """A fresh profile aimed at the dashboard: no cookie unless OPTIONS give a storage
+    state, the light scheme and a desktop size unless they say otherwise."""
+    made = browser.new_context(**{"base_url": dashboard.url, "viewport": VIEWPORT,
+                                  "color_scheme": "light", **options})
     made.set_default_timeout(TIMEOUT_MS)
     expect.set_options(timeout=TIMEOUT_MS)
+    return made
+
+
+@pytest.fixture
+def context(dashboard: Dashboard, browser: Browser) -> Iterator[BrowserContext]:
+    made = open_context(browser, dashboard)
     try:
         yield made
     finally:
@@ -184,6 +200,28 @@ def context(browser: Browser, dashboard: Dashboard) -> Iterator[BrowserContext]:
 @pytest.fixture
 def page(context: BrowserContext) -> Page:
     return context.new_page()
+
+
+@pytest.fixture(scope="package")
+def session(dashboard: Dashboard, browser: Browser) -> StorageState:
+    """Cookies of one login through the form, for the tests that act as a logged-in user
+    (logging in once saves each of them a round of the login page)."""
+    made = open_context(browser, dashboard)
+    try:
+        log_in(made.new_page())
+        return made.storage_state()
+    finally:
+        made.close()
+
+
+@pytest.fixture
+def logged_in(dashboard: Dashboard, browser: Browser, session: StorageState) -> Iterator[Page]:
+    """A page in a fresh profile that holds the login's session cookie."""
+    made = open_context(browser, dashboard, storage_state=session)
+    try:
+        yield made.new_page()
+    finally:
+        made.close()
 
 
 def log_in(page: Page, next_path: str = "/") -> None:
@@ -197,12 +235,6 @@ def log_in(page: Page, next_path: str = "/") -> None:
 def at_path(path: str) -> re.Pattern[str]:
     """A URL on the dashboard at PATH, whatever its query (a notice, say)."""
     return re.compile(rf"^http://[^/]+{re.escape(path)}(\?.*)?$")
-
-
-@pytest.fixture
-def logged_in(page: Page) -> Page:
-    log_in(page)
-    return page
 
 
 def artifacts() -> Path:

@@ -24,6 +24,7 @@ from tests.browser.conftest import (
     Dashboard,
     at_path,
     log_in,
+    open_context,
     screenshots,
 )
 
@@ -265,7 +266,7 @@ def test_every_page_is_captured_in_light_and_dark(logged_in: Page, dashboard: Da
         page.goto(path)
         page.wait_for_selector(ready)
         written += screenshots(page, name)
-    phone = browser.new_context(base_url=dashboard.url, viewport=MOBILE, color_scheme="light")
+    phone = open_context(browser, dashboard, viewport=MOBILE)
     try:
         mobile = phone.new_page()
         mobile.goto("/")
@@ -312,7 +313,7 @@ def test_the_auto_theme_follows_the_scheme_and_the_toggle_keeps_a_choice(
 def test_the_pages_read_without_javascript(browser: Browser, dashboard: Dashboard) -> None:
     """Home lists the jobs and a run page shows its whole log with scripts off."""
     run_id = dashboard.run_now("greet", NAME="nojs", REGION="eu")
-    plain = browser.new_context(base_url=dashboard.url, java_script_enabled=False)
+    plain = open_context(browser, dashboard, java_script_enabled=False)
     try:
         page = plain.new_page()
         page.goto("/")
@@ -326,7 +327,7 @@ def test_the_pages_read_without_javascript(browser: Browser, dashboard: Dashboar
 
 def test_the_home_page_is_readable_at_360_px_without_a_sideways_scroll(
         browser: Browser, dashboard: Dashboard) -> None:
-    phone = browser.new_context(base_url=dashboard.url, viewport=MOBILE)
+    phone = open_context(browser, dashboard, viewport=MOBILE)
     try:
         page = phone.new_page()
         page.goto("/")
