@@ -42,6 +42,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 API_TOKEN = "dashboard-token-5b7e-never-shown"
+HOOK_SECRET = "dashboard-hook-secret-c4d2-never-shown"
 TIMEOUT_MS = 10_000
 """How long a browser wait lasts before it fails: far above what any step takes here."""
 VIEWPORT: ViewportSize = {"width": 1280, "height": 800}
@@ -52,9 +53,10 @@ CONFIG = """\
 settings:
   listen: 127.0.0.1:0
   api_token: API_KEY
+  webhook_secret: HOOK_KEY
 jobs:
   nightly: {run: 'echo nightly report', cron: "0 3 * * *"}
-  tick: {run: 'echo tick', every: 30m}
+  tick: {run: 'echo tick', every: 30m, webhook: true}
   greet:
     run: 'echo "hello, $NAME from $REGION"'
     inputs:
@@ -153,7 +155,7 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     """
     deployment = Deployment(tmp_path_factory.mktemp("dashboard"))
     deployment.write(CONFIG)
-    daemon = deployment.serve(extra_env={"API_KEY": API_TOKEN})
+    daemon = deployment.serve(extra_env={"API_KEY": API_TOKEN, "HOOK_KEY": HOOK_SECRET})
     try:
         yield Dashboard(deployment)
     finally:

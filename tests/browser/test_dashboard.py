@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from cronduit.core.signing import webhook_token
 from tests.browser.conftest import (
     API_TOKEN,
+    HOOK_SECRET,
     JOBS,
     MOBILE,
     TIMEOUT_MS,
@@ -80,6 +82,25 @@ def test_slash_focuses_the_filter_and_a_filter_is_kept_in_the_url(page: Page) ->
     page.goto(page.url)
     expect(page.locator("#filter")).to_have_value("gre")
     assert ["greet"] == job_rows(page)
+
+
+def test_the_job_page_shows_next_slots_the_ledger_and_the_webhook_without_its_token(
+        page: Page) -> None:
+    """A calendar job lists its next 10 slots; an interval job that ran at start shows
+    that slot as ran in its ledger, linked to the run; the webhook path hides the token."""
+    page.goto("/jobs/nightly")
+    expect(page.locator("#next-slots li time")).to_have_count(10)
+    expect(page.locator("#config")).to_contain_text("0 3 * * *")
+    page.goto("/jobs/tick")
+    expect(page.locator("#webhook")).to_contain_text("/hooks/tick/<token>")
+    assert webhook_token(HOOK_SECRET, "tick") not in page.content()
+    ran = page.locator("#ledger li.slot.ran").first
+    expect(ran.locator(".reason")).to_have_count(1)
+    expect(page.locator("#history tr[data-run]").first).to_be_visible()
+    ran.locator('a[href^="/runs/"]').click()
+    page.wait_for_url(RUN_URL)
+    expect(page.locator("#log")).to_contain_text("tick")
+    expect(page.locator("#outcome")).to_have_text("success")
 
 
 def test_logging_in_sets_a_strict_http_only_session_cookie(page: Page,
@@ -261,7 +282,7 @@ def test_every_page_is_captured_in_light_and_dark(logged_in: Page, dashboard: Da
     dashboard.run_now("flaky")
     run_id = dashboard.run_now("greet", NAME="docs", REGION="eu")
     written: list[Path] = []
-    for name, path, ready in [("home", "/", "#jobs"), ("job", "/jobs/greet", "#ledger"),
+    for name, path, ready in [("home", "/", "#jobs"), ("job", "/jobs/tick", "#ledger"),
                               ("run", f"/runs/{run_id}", "#log"), ("audit", "/audit", "#audit")]:
         page.goto(path)
         page.wait_for_selector(ready)
