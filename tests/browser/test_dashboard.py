@@ -6,6 +6,7 @@ nothing sleeps and then looks.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -34,8 +35,18 @@ RUN_URL = re.compile(r".*/runs/[0-9A-Za-z_-]+$")
 
 
 def job_rows(page: Page) -> list[str]:
-    return [row.get_attribute("data-job") or "" for row in
-            page.locator("#jobs tr[data-job]").all()]
+    """The jobs of the home page's rows, read in one go (the table may be swapped while
+    the filter is applied as it is typed)."""
+    rows: list[str] = page.eval_on_selector_all("#jobs tr[data-job]",
+                                                "rows => rows.map(r => r.dataset.job)")
+    return rows
+
+
+def expect_rows(page: Page, jobs: list[str]) -> None:
+    """Until the home page's rows are JOBS, in any order."""
+    with contextlib.suppress(AssertionError):
+        until(page, lambda: sorted(jobs) == sorted(job_rows(page)))
+    assert sorted(jobs) == sorted(job_rows(page))
 
 
 def until(page: Page, what: Callable[[], bool], timeout: float = TIMEOUT_MS / 1000) -> None:
@@ -59,11 +70,31 @@ def test_the_home_page_lists_every_job_with_its_schedule_in_words(page: Page) ->
     """One row per configured job; a calendar timing and an interval said in words."""
     page.goto("/")
     expect(page.locator("#jobs tr[data-job]")).to_have_count(len(JOBS))
-    assert sorted(JOBS) == sorted(job_rows(page))
+    expect_rows(page, JOBS)
     expect(page.locator('tr[data-job="nightly"] .schedule')).to_contain_text("03:00")
     expect(page.locator('tr[data-job="tick"] .schedule')).to_contain_text("30")
     expect(page.locator('tr[data-job="nightly"] .next time')).to_have_attribute(
         "datetime", re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d"))
+
+
+def test_the_strip_shows_recent_runs_by_outcome_and_links_each(page: Page,
+                                                                 dashboard: Dashboard) -> None:
+    """A failed run is in its job's strip as a failure, coloured apart from a success, and
+    its link opens that run; the row's last outcome says so too."""
+    failed = dashboard.run_now("flaky")
+    dashboard.run_now("greet", NAME="strip", REGION="eu")
+    page.goto("/")
+    failure = page.locator(f'tr[data-job="flaky"] .strip a.run.failure[href="/runs/{failed}"]')
+    expect(failure).to_have_count(1)
+    expect(page.locator('tr[data-job="flaky"] .last')).to_contain_text("failure")
+    success = page.locator('tr[data-job="greet"] .strip a.run.success').first
+    colour = "e => getComputedStyle(e).backgroundColor"
+    assert failure.evaluate(colour) != success.evaluate(colour)
+    failure.click()
+    page.wait_for_url(at_path(f"/runs/{failed}"))
+    expect(page.locator("#outcome")).to_have_text("failure")
+    expect(page.locator("#exit-status")).to_contain_text("3")
+    expect(page.locator("#log")).to_contain_text("about to fail")
 
 
 def test_slash_focuses_the_filter_and_a_filter_is_kept_in_the_url(page: Page) -> None:
@@ -77,11 +108,10 @@ def test_slash_focuses_the_filter_and_a_filter_is_kept_in_the_url(page: Page) ->
     page.keyboard.type("gre")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r".*[?&]q=gre(&|$)"))
-    expect(page.locator("#jobs tr[data-job]")).to_have_count(1)
-    assert ["greet"] == job_rows(page)
+    expect_rows(page, ["greet"])
     page.goto(page.url)
     expect(page.locator("#filter")).to_have_value("gre")
-    assert ["greet"] == job_rows(page)
+    expect_rows(page, ["greet"])
 
 
 def test_the_job_page_shows_next_slots_the_ledger_and_the_webhook_without_its_token(
@@ -91,6 +121,17 @@ def test_the_job_page_shows_next_slots_the_ledger_and_the_webhook_without_its_to
     page.goto("/jobs/nightly")
     expect(page.locator("#next-slots li time")).to_have_count(10)
     expect(page.locator("#config")).to_contain_text("0 3 * * *")
+    page.goto("/jobs/tick")
+    history_filter = page.locator('form:has(select[name="outcome"])')
+    history_filter.locator('select[name="trigger"]').select_option("timer")
+    history_filter.locator('[type="submit"]').click()
+    page.wait_for_url(re.compile(r".*/jobs/tick\?(.*&)?trigger=timer(&|$)"))
+    expect(page.locator("#history tr[data-run]").first).to_be_visible()  # the run at start
+    history_filter.locator('select[name="outcome"]').select_option("failure")
+    history_filter.locator('[type="submit"]').click()
+    page.wait_for_url(re.compile(r".*/jobs/tick\?(.*&)?outcome=failure(&|$)"))
+    expect(page.locator("#history tr[data-run]")).to_have_count(0)  # tick never failed
+    expect(history_filter.locator('select[name="trigger"]')).to_have_value("timer")
     page.goto("/jobs/tick")
     expect(page.locator("#webhook")).to_contain_text("/hooks/tick/<token>")
     assert webhook_token(HOOK_SECRET, "tick") not in page.content()
@@ -117,6 +158,21 @@ def test_logging_in_sets_a_strict_http_only_session_cookie(page: Page,
     assert (True, "Strict", "/") == (session["httpOnly"], session["sameSite"], session["path"])
     assert API_TOKEN not in session["value"]
     assert "" == page.evaluate("document.cookie.includes('cronduit_session') ? 'seen' : ''")
+
+
+def test_logging_out_ends_the_session_even_for_a_copy_of_its_cookie(
+        page: Page, context: BrowserContext) -> None:
+    """After the logout, the job page offers the login again, and the old cookie put back
+    in the browser does not bring the forms back: the session is gone on the server too."""
+    log_in(page, "/jobs/greet")
+    (session,) = [c for c in context.cookies() if c["name"] == "cronduit_session"]
+    page.click('form[action="/logout"] [type="submit"]')
+    page.wait_for_url(at_path("/"))
+    assert [] == [c for c in context.cookies() if c["name"] == "cronduit_session"]
+    context.add_cookies([session])
+    page.goto("/jobs/greet")
+    expect(page.locator('a[href^="/login"]').first).to_be_visible()
+    expect(page.locator("#run-now")).to_have_count(0)
 
 
 def test_a_wrong_token_is_refused_with_a_401_page(page: Page,
@@ -199,8 +255,7 @@ def test_pause_with_a_reason_shows_the_banner_and_the_audit_entry_and_resume_cle
     page.select_option('#filter-form select[name="state"]', "paused")
     page.locator("#filter").press("Enter")
     page.wait_for_url(re.compile(r".*[?&]state=paused(&|$)"))
-    expect(page.locator("#jobs tr[data-job]")).to_have_count(1)
-    assert ["tick"] == job_rows(page)
+    expect_rows(page, ["tick"])
     page.goto("/audit")
     newest = page.locator("#audit tr").filter(has_text="tick").first
     expect(newest).to_contain_text("pause")
