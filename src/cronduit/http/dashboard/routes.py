@@ -218,7 +218,7 @@ class _Pages:
                 self._expected())
             names = [name for name in config.jobs if wanted.lower() in name.lower()]
 
-            def read(tx: Transaction) -> tuple[list[views.JobRow], int, int]:
+            def read(tx: Transaction) -> tuple[list[views.JobRow], int]:
                 chosen = names
                 if state == "paused":
                     paused = {pause.job for pause in tx.pauses()}
@@ -228,18 +228,16 @@ class _Pages:
                     # the page's jobs get their strip
                     judged = reports.statuses_with_runs(tx, config, chosen, now, expected,
                                                         3)
-                    chosen = [status.job.name for status, recent in judged
-                              if views.keeps(views.job_row(status, recent, now), state)]
+                    chosen = [status.job.name for status, _ in judged
+                              if views.keeps(status, state)]
                 first = (page - 1) * PAGE
                 shown = chosen[first:first + PAGE]
                 rows = [views.job_row(status, recent, now) for status, recent
                         in reports.statuses_with_runs(tx, config, shown, now, expected,
                                                       views.STRIP)]
-                healthy = state == "all" and not wanted and all(
-                    not row.divergences for row in rows)
-                return rows, len(chosen), int(healthy)
+                return rows, len(chosen)
 
-            rows, total, _ = await self.gateway.read(read)
+            rows, total = await self.gateway.read(read)
             pages = max(1, -(-total // PAGE))
 
             def link(to: int) -> str:

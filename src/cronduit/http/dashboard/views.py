@@ -139,14 +139,16 @@ def job_row(status: JobStatus[Run, Pause], recent: Sequence[Run], now: datetime)
         paused=pause_banner(paused_facts(status.pause)), reminder=status.reminder)
 
 
-def keeps(row: JobRow, state: str) -> bool:
-    """Whether the state filter keeps the row."""
+def keeps(status: JobStatus[Run, Pause], state: str) -> bool:
+    """Whether the state filter keeps the job: judged from its status, as ``status`` says
+    it (a failing job's last counted run failed or timed out; a diverged one has any
+    divergence)."""
     if state == "paused":
-        return row.paused is not None
+        return status.pause is not None
     if state == "failing":
-        return row.failing
+        return status.last is not None and status.last.outcome in FAILED
     if state == "diverged":
-        return bool(row.divergences)
+        return bool(status.divergences)
     return True
 
 
