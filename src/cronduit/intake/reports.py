@@ -107,7 +107,7 @@ def statuses_with_runs(tx: Transaction, config: Config, names: Sequence[str], no
     once. Only a job whose newest runs were all skipped is read further, down to the run
     its status counts as its last, as :func:`job_statuses` reads it."""
     pauses = {pause.job: pause for pause in tx.pauses()}
-    timers = {timer.job: timer for timer in tx.timers()}
+    timers = tx.timers_of(names)
     active: dict[str, list[Run]] = {}
     for run in tx.active_runs():
         active.setdefault(run.job, []).append(run)

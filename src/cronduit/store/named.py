@@ -168,6 +168,12 @@ class NamedQueries(ABC):
     def get_timer(self, job: str) -> Timer | None:
         return self._one(Timer, "get_timer", job=job)
 
+    def timers_of(self, jobs: Collection[str]) -> dict[str, Timer]:
+        if not jobs:
+            return {}
+        return {timer.job: timer
+                for timer in self._all(Timer, "timers_of", jobs=self._array(list(jobs)))}
+
     def put_timers(self, timers: Sequence[Timer]) -> None:
         self._many("put_timer", [self._fields(timer) for timer in timers])
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from cronduit.core.enums import Outcome
+from cronduit.core.explain import explain
 from cronduit.core.status import FAILED, JobStatus
 from cronduit.core.timespec import format_utc
 from cronduit.intake import reports
@@ -101,43 +103,52 @@ class JobRow:
 
 
 def _strip(runs: Sequence[Run]) -> tuple[StripRun, ...]:
-    return tuple(StripRun(run.id, run_class(run),
-                          f"{run.id} · {run.kind} · {run_class(run)}"
-                          + (f" · {format_utc(run.created_at)}" if run.created_at else "")
-                          + (f" · {run.reason}" if run.reason else ""))
+    return tuple(StripRun(run.id, shown := run_class(run),
+                          f"{run.kind} · {shown}" + (f" · {run.reason}" if run.reason else ""))
                  for run in runs)
 
 
+@lru_cache(maxsize=65536)
+def described(cron: str) -> str:
+    """A cron expression in English (:func:`cronduit.core.explain.explain`), worked out once
+    per expression: a page of 200 jobs would spend most of its time on it otherwise."""
+    return explain(cron)
+
+
+def paused_facts(pause: Pause | None) -> dict[str, object] | None:
+    """A pause as ``job_facts`` gives it (``paused``)."""
+    if pause is None:
+        return None
+    return {"by": pause.operator, "since": format_utc(pause.paused_at), "reason": pause.reason,
+            "until": reports.utc(pause.until)}
+
+
 def job_row(status: JobStatus[Run, Pause], recent: Sequence[Run], now: datetime) -> JobRow:
-    """The home page's row of a job, from what ``GET /v1/jobs`` says of it."""
-    facts = reports.job_facts(status, now)
-    last = facts["last"]
-    assert last is None or isinstance(last, dict)
-    due = status.elapse.due
-    paused = facts["paused"]
-    assert paused is None or isinstance(paused, dict)
-    described = facts["described"]
+    """The home page's row of a job, from its status (what ``GET /v1/jobs`` says of it)."""
+    job, last, due = status.job, status.last, status.elapse.due
     return JobRow(
-        name=status.job.name, timing=str(facts["timing"]),
-        described=None if described is None else str(described),
+        name=job.name, timing=reports.timing_of(job),
+        described=None if job.cron is None else described(job.cron),
         next_due=None if due is None else format_utc(due),
         countdown="" if due is None else countdown(due, now),
-        last_outcome=None if last is None else str(last["outcome"]),
-        last_run=None if last is None else str(last["run"]),
-        last_duration="" if last is None else duration_text(last["duration_s"]),
+        last_outcome=None if last is None else last.outcome,
+        last_run=None if last is None else last.id,
+        last_duration="" if last is None else duration_text(reports.duration_s(last)),
         running=len(status.active), waiting=status.waiting,
         strip=_strip(recent), divergences=status.divergences,
-        paused=pause_banner(paused), reminder=status.reminder)
+        paused=pause_banner(paused_facts(status.pause)), reminder=status.reminder)
 
 
-def keeps(row: JobRow, state: str) -> bool:
-    """Whether the state filter keeps the row."""
+def keeps(status: JobStatus[Run, Pause], state: str) -> bool:
+    """Whether the state filter keeps the job: judged from its status, as ``status`` says
+    it (a failing job's last counted run failed or timed out; a diverged one has any
+    divergence)."""
     if state == "paused":
-        return row.paused is not None
+        return status.pause is not None
     if state == "failing":
-        return row.failing
+        return status.last is not None and status.last.outcome in FAILED
     if state == "diverged":
-        return bool(row.divergences)
+        return bool(status.divergences)
     return True
 
 

@@ -69,6 +69,10 @@ SELECT * FROM timers ORDER BY job;
 -- name: get_timer
 SELECT * FROM timers WHERE job = %(job)s;
 
+-- name: timers_of
+-- The timers of the jobs in jobs: one primary-key look-up each.
+SELECT * FROM timers WHERE job = ANY(%(jobs)s::text[]) ORDER BY job;
+
 -- name: put_timer
 INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
 VALUES (%(job)s, %(timing_key)s, %(slot)s, %(slot_name)s, %(due_at)s, %(last_name)s,

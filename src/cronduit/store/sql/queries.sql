@@ -61,6 +61,10 @@ SELECT * FROM timers ORDER BY job;
 -- name: get_timer
 SELECT * FROM timers WHERE job = :job;
 
+-- name: timers_of
+-- The timers of the jobs in :jobs (a JSON array): one primary-key look-up each.
+SELECT * FROM timers WHERE job IN (SELECT value FROM json_each(:jobs)) ORDER BY job;
+
 -- name: put_timer
 INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
 VALUES (:job, :timing_key, :slot, :slot_name, :due_at, :last_name, :version)

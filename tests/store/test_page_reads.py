@@ -1,5 +1,5 @@
-"""The store contract for the dashboard's strip of recent runs: each job's newest runs, for a
-page of jobs at once, read from each job's newest run down (never its whole history)."""
+"""The store contract for what a page of the dashboard reads at once: each job's newest runs
+and the timers of a page of jobs, read from each job's rows only (never a whole table)."""
 
 from __future__ import annotations
 
@@ -74,3 +74,18 @@ def test_recent_runs_reads_the_index_on_postgresql_too() -> None:
     plan = " | ".join(str(row[0]) for row in rows)
     assert "runs_by_job" in plan
     assert "Seq Scan on runs" not in plan
+
+
+def test_timers_of_gives_the_timers_of_the_jobs_asked_for(store: Store) -> None:
+    """By job; a job without a timer, or not asked for, is left out."""
+    from cronduit.ports import Timer  # noqa: PLC0415
+
+    timers = [Timer(job, "cron 0 * * * *", T0, "", T0 + timedelta(hours=n), None)
+              for n, job in enumerate(["a", "b", "c"])]
+    with store.transaction() as tx:
+        tx.put_timers(timers)
+    with store.transaction() as tx:
+        found = tx.timers_of(["a", "c", "nobody"])
+        assert {"a": tx.get_timer("a"), "c": tx.get_timer("c")} == found
+        assert T0 + timedelta(hours=2) == found["c"].due_at
+        assert {} == tx.timers_of([])
