@@ -122,7 +122,7 @@ def test_the_job_page_shows_next_slots_the_ledger_and_the_webhook_without_its_to
     expect(page.locator("#next-slots li time")).to_have_count(10)
     expect(page.locator("#config")).to_contain_text("0 3 * * *")
     page.goto("/jobs/tick")
-    history_filter = page.locator('form:has(select[name="outcome"])')
+    history_filter = page.locator("#history-filter")
     history_filter.locator('select[name="trigger"]').select_option("timer")
     history_filter.locator('[type="submit"]').click()
     page.wait_for_url(re.compile(r".*/jobs/tick\?(.*&)?trigger=timer(&|$)"))
