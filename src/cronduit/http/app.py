@@ -52,6 +52,7 @@ from cronduit.core.timespec import format_utc
 from cronduit.http.ancestry import head_in_branch
 from cronduit.http.auth import authorize, authorize_read
 from cronduit.http.bodies import GITHUB_LIMIT, WEBHOOK_LIMIT, read_limited
+from cronduit.http.dashboard import dashboard_routes
 from cronduit.http.gateway import Gateway
 from cronduit.http.models import (
     Accepted,
@@ -99,6 +100,7 @@ def create_app(gateway: Gateway) -> Starlette:
               methods=["POST"]),
         Route("/openapi.json", lambda _: Response(openapi, media_type="application/json"),
               methods=["GET"]),
+        *dashboard_routes(gateway),  # HTML pages, left out of the OpenAPI document
         ReadMount(reads),  # last: the reads, behind every route above
     ], exception_handlers={
         intake.RequestRefused: _refused,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Transaction
 
 __all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "duration_s", "job_facts", "job_statuses",
-           "run_record", "slot_facts", "slot_view", "timing_of", "utc"]
+           "run_record", "slot_facts", "slot_view", "statuses_with_runs", "timing_of", "utc"]
 
 NEXT_SLOTS = 5
 """How many slots to come each job's facts list."""
@@ -95,6 +96,33 @@ def job_statuses(tx: Transaction, config: Config, now: datetime, timers_expected
         statuses.append(judge(job, elapse, _newest_runs(tx, name), tx.active_runs(name),
                               len(tx.waiting_events(name)), timers_expected, pause, now))
     return statuses
+
+
+def statuses_with_runs(tx: Transaction, config: Config, names: Sequence[str], now: datetime,
+                       timers_expected: bool, per_job: int
+                       ) -> list[tuple[JobStatus[Run, Pause], list[Run]]]:
+    """:func:`job_statuses` of the named jobs, each with its newest ``per_job`` runs (newest
+    first), read in a few statements however many jobs (a page of the dashboard): every
+    pause, timer and run going, the waiting counts, and the newest runs of all of them at
+    once. Only a job whose newest runs were all skipped is read further, down to the run
+    its status counts as its last, as :func:`job_statuses` reads it."""
+    pauses = {pause.job: pause for pause in tx.pauses()}
+    timers = tx.timers_of(names)
+    active: dict[str, list[Run]] = {}
+    for run in tx.active_runs():
+        active.setdefault(run.job, []).append(run)
+    waiting = tx.waiting_counts()
+    recent = tx.recent_runs(names, per_job)
+    found = []
+    for name in names:
+        job, pause, newest = config.jobs[name], pauses.get(name), recent.get(name, [])
+        judged = newest
+        if len(newest) == per_job and last_counted(newest) is None:
+            judged = _newest_runs(tx, name)
+        elapse = next_elapse(job, timers.get(name), now, paused=pause is not None)
+        found.append((judge(job, elapse, judged, active.get(name, []), waiting.get(name, 0),
+                            timers_expected, pause, now), newest))
+    return found
 
 
 def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:

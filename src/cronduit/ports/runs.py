@@ -181,6 +181,13 @@ class WorkAndRuns(Protocol):
         """The job's runs, ended or not, newest first, at most ``limit``."""
         ...
 
+    def recent_runs(self, jobs: Collection[str], per_job: int) -> dict[str, list[Run]]:
+        """:meth:`history` of each of ``jobs`` at once: each job's newest ``per_job`` runs,
+        ended or not, newest first; a job without runs is left out. One statement however
+        many jobs, each job read from its newest run down (never its whole history): the
+        dashboard's strip of recent runs for a page of jobs."""
+        ...
+
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
         """Up to ``limit`` runs that ``where`` selects, newest first (by the order they were
         created in), ended or not; with ``after``, only those created before the run of

@@ -7,7 +7,7 @@ make a slot fire at most once (SPEC §3), in the database, whichever daemon fire
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -35,6 +35,12 @@ class TimersAndLedger(Protocol):
     def get_timer(self, job: str) -> Timer | None:
         """The job's timer; None when it has none (an untimed job, a removed one, or one
         whose schedule has no slot left)."""
+        ...
+
+    def timers_of(self, jobs: Collection[str]) -> dict[str, Timer]:
+        """:meth:`get_timer` of each of ``jobs`` at once, by job; a job without a timer is
+        left out. One statement however many jobs (a page of the dashboard), reading only
+        theirs, not every timer of a large config."""
         ...
 
     def put_timers(self, timers: Sequence[Timer]) -> None:

@@ -168,6 +168,12 @@ class NamedQueries(ABC):
     def get_timer(self, job: str) -> Timer | None:
         return self._one(Timer, "get_timer", job=job)
 
+    def timers_of(self, jobs: Collection[str]) -> dict[str, Timer]:
+        if not jobs:
+            return {}
+        return {timer.job: timer
+                for timer in self._all(Timer, "timers_of", jobs=self._array(list(jobs)))}
+
     def put_timers(self, timers: Sequence[Timer]) -> None:
         self._many("put_timer", [self._fields(timer) for timer in timers])
 
@@ -187,6 +193,15 @@ class NamedQueries(ABC):
 
     def history(self, job: str, limit: int) -> list[Run]:
         return self._all(Run, "history", job=job, limit=limit)
+
+    def recent_runs(self, jobs: Collection[str], per_job: int) -> dict[str, list[Run]]:
+        if not jobs:
+            return {}
+        found: dict[str, list[Run]] = {}
+        for run in self._all(Run, "recent_runs", jobs=self._array(list(jobs)),
+                             per_job=per_job):
+            found.setdefault(run.job, []).append(run)
+        return found
 
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
         return self._all(Run, "find_runs", job=where.job, outcome=where.outcome,

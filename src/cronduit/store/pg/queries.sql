@@ -69,6 +69,10 @@ SELECT * FROM timers ORDER BY job;
 -- name: get_timer
 SELECT * FROM timers WHERE job = %(job)s;
 
+-- name: timers_of
+-- The timers of the jobs in jobs: one primary-key look-up each.
+SELECT * FROM timers WHERE job = ANY(%(jobs)s::text[]) ORDER BY job;
+
 -- name: put_timer
 INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
 VALUES (%(job)s, %(timing_key)s, %(slot)s, %(slot_name)s, %(due_at)s, %(last_name)s,
@@ -134,6 +138,14 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = %(job)s ORDER BY seq;
 
 -- name: history
 SELECT * FROM runs WHERE job = %(job)s ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: recent_runs
+-- Each job's newest per_job runs, newest first: one index scan of runs_by_job per job, so a
+-- job with years of history costs what a new one does.
+SELECT r.* FROM unnest(%(jobs)s::text[]) AS j(job)
+CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.job = j.job
+                    ORDER BY seq DESC LIMIT %(per_job)s) AS r
+ORDER BY r.job, r.seq DESC;
 
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before.

@@ -61,6 +61,10 @@ SELECT * FROM timers ORDER BY job;
 -- name: get_timer
 SELECT * FROM timers WHERE job = :job;
 
+-- name: timers_of
+-- The timers of the jobs in :jobs (a JSON array): one primary-key look-up each.
+SELECT * FROM timers WHERE job IN (SELECT value FROM json_each(:jobs)) ORDER BY job;
+
 -- name: put_timer
 INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
 VALUES (:job, :timing_key, :slot, :slot_name, :due_at, :last_name, :version)
@@ -116,6 +120,14 @@ SELECT * FROM runs WHERE state <> 'ended' AND job = :job ORDER BY seq;
 
 -- name: history
 SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
+
+-- name: recent_runs
+-- Each job's newest :per_job runs (:jobs is a JSON array), newest first: one search of
+-- runs_by_job per job, so a job with years of history costs what a new one does.
+SELECT r.* FROM json_each(:jobs) AS j JOIN runs AS r ON r.job = j.value
+WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
+                ORDER BY n.seq DESC LIMIT :per_job)
+ORDER BY r.job, r.seq DESC;
 
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before.

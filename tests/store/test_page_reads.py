@@ -1,0 +1,91 @@
+"""The store contract for what a page of the dashboard reads at once: each job's newest runs
+and the timers of a page of jobs, read from each job's rows only (never a whole table)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+
+from cronduit.ports import Run, Store
+from cronduit.store.pg.transaction import queries as pg_queries
+from cronduit.store.postgres import PostgresStore
+from cronduit.store.sql.transaction import queries
+from cronduit.store.sqlite import SqliteStore
+from tests.helpers.postgres import fresh_schema, in_schema
+
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+def run(run_id: str, job: str, minute: int, outcome: str | None = "success") -> Run:
+    at = T0 + timedelta(minutes=minute)
+    if outcome is None:
+        return Run(id=run_id, job=job, kind="timer", label="timer", state="running",
+                   created_at=at, exclusive=False, started_at=at)
+    return Run(id=run_id, job=job, kind="timer", label="timer", state="ended", created_at=at,
+               exclusive=False, outcome=outcome, started_at=at, finished_at=at)
+
+
+def test_recent_runs_gives_each_jobs_newest_runs_newest_first(store: Store) -> None:
+    """At most ``per_job`` runs a job, in the order ``history`` gives them, a run still going
+    included; a job with no runs, or not asked for, is left out."""
+    with store.transaction() as tx:
+        for n in range(25):
+            tx.insert_run(run(f"a{n:02d}", "a", n, "failure" if n % 2 else "success"))
+        tx.insert_run(run("b0", "b", 1, "timeout"))
+        tx.insert_run(run("b1", "b", 2, None))
+        tx.insert_run(run("c0", "c", 3))
+    with store.transaction() as tx:
+        found = tx.recent_runs(["a", "b", "nobody"], 20)
+        assert {"a", "b"} == set(found)
+        assert [r.id for r in tx.history("a", 20)] == [r.id for r in found["a"]]
+        assert [f"a{n:02d}" for n in range(24, 4, -1)] == [r.id for r in found["a"]]
+        assert ["b1", "b0"] == [r.id for r in found["b"]]
+        assert found["b"][0].outcome is None
+        assert found["b"][1].outcome == "timeout"
+        assert ["c0"] == [r.id for r in tx.recent_runs(["c"], 3)["c"]]
+        assert {} == tx.recent_runs([], 20)
+
+
+def test_recent_runs_searches_each_jobs_runs_from_the_newest(tmp_path: Path) -> None:
+    """SQLite: one search of ``runs_by_job`` per job asked for, never a scan of the runs."""
+    SqliteStore(tmp_path / "cronduit.db").close()
+    db = sqlite3.connect(tmp_path / "cronduit.db")
+    plan = " | ".join(str(row[-1]) for row in db.execute(
+        "EXPLAIN QUERY PLAN " + queries()["recent_runs"], {"jobs": '["a", "b"]', "per_job": 20}))
+    db.close()
+    assert "USING INDEX runs_by_job (job=?" in plan
+    assert "SCAN r " not in plan + " "
+    assert "SCAN n " not in plan + " "
+
+
+def test_recent_runs_reads_the_index_on_postgresql_too() -> None:
+    """PostgreSQL: an index scan of ``runs_by_job`` per job (sequential scans off, so the
+    plan shows whether the index can serve the query at all)."""
+    text = pg_queries()["recent_runs"].decode()
+    with fresh_schema() as schema:
+        PostgresStore(in_schema(schema)).close()
+        with psycopg.connect(in_schema(schema), autocommit=True,
+                             cursor_factory=psycopg.ClientCursor) as db:
+            db.execute("SET enable_seqscan = off")
+            rows = db.execute("EXPLAIN " + text, {"jobs": ["a", "b"], "per_job": 20}).fetchall()
+    plan = " | ".join(str(row[0]) for row in rows)
+    assert "runs_by_job" in plan
+    assert "Seq Scan on runs" not in plan
+
+
+def test_timers_of_gives_the_timers_of_the_jobs_asked_for(store: Store) -> None:
+    """By job; a job without a timer, or not asked for, is left out."""
+    from cronduit.ports import Timer  # noqa: PLC0415
+
+    timers = [Timer(job, "cron 0 * * * *", T0, "", T0 + timedelta(hours=n), None)
+              for n, job in enumerate(["a", "b", "c"])]
+    with store.transaction() as tx:
+        tx.put_timers(timers)
+    with store.transaction() as tx:
+        found = tx.timers_of(["a", "c", "nobody"])
+        assert {"a": tx.get_timer("a"), "c": tx.get_timer("c")} == found
+        assert T0 + timedelta(hours=2) == found["c"].due_at
+        assert {} == tx.timers_of([])
