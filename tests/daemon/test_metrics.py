@@ -1,16 +1,21 @@
-"""The daemon's registry: the gauges show the config's jobs as last read from the store, a
-scrape reads nothing from the store, and each daemon's registry is its own."""
+"""The daemon's metrics: the gauges show the config's jobs as last read from the store, a
+scrape reads nothing from the store, each daemon's metrics are its own, and a scrape renders
+again only what changed, yet writes what prometheus_client writes rendered whole."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from cronduit.core.config import load_config
 from cronduit.core.enums import Outcome
-from cronduit.daemon.metrics import DaemonMetrics
+from cronduit.daemon.metrics import DURATION_BUCKETS, LATENESS_BUCKETS, DaemonMetrics, JobGauges
 from cronduit.engine import Engine
 from cronduit.ports import NewEvent
 from cronduit.store.sqlite import SqliteStore
@@ -61,3 +66,71 @@ def test_two_daemons_in_one_process_count_apart() -> None:
     first.run_ended("job", Outcome.SUCCESS, 1.0)
     assert {"job"} == jobs_of(first, "cronduit_runs")
     assert set() == jobs_of(second, "cronduit_runs")
+
+
+def samples_of(text: str) -> set[tuple[str, tuple[tuple[str, str], ...], float]]:
+    """Every sample but the process's and ``_created`` ones, as a comparable set."""
+    return {(sample.name, tuple(sorted(sample.labels.items())), sample.value)
+            for family in text_string_to_metric_families(text) for sample in family.samples
+            if not sample.name.startswith("process_") and not sample.name.endswith("_created")}
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(list(Outcome)),
+                          st.floats(0, 10_000), st.booleans()), max_size=40))
+@settings(max_examples=40, deadline=None)
+def test_rendering_only_what_changed_writes_what_prometheus_client_writes_whole(
+        ends: list[tuple[str, Outcome, float, bool]]) -> None:
+    """Runs ended between scrapes, each scrape rendering only the jobs that changed: the
+    last scrape shows what prometheus_client's own counter and histograms, fed the same
+    runs, show rendered whole."""
+    metrics, registry = DaemonMetrics(), CollectorRegistry()
+    runs = Counter("cronduit_runs", "x", ["job", "outcome"], registry=registry)
+    durations = Histogram("cronduit_run_duration_seconds", "x", ["job"],
+                          buckets=DURATION_BUCKETS, registry=registry)
+    lateness = Histogram("cronduit_run_lateness_seconds", "x", buckets=LATENESS_BUCKETS,
+                         registry=registry)
+    for job, outcome, seconds, scrape in ends:
+        metrics.run_ended(job, outcome, seconds)
+        metrics.timed_run_started(job, seconds / 100)
+        runs.labels(job, str(outcome)).inc()
+        durations.labels(job).observe(seconds)
+        lateness.observe(seconds / 100)
+        if scrape:
+            metrics.render()
+    assert samples_of(generate_latest(registry).decode()) == samples_of(
+        metrics.render().decode())
+
+
+def test_a_scrape_renders_again_only_the_jobs_whose_figures_changed() -> None:
+    """A run ended renders its job's count and durations again, and nothing else; a reading
+    of the gauges renders the gauges that moved, and none when none did."""
+    metrics = DaemonMetrics()
+    read = JobGauges(jobs=("a", "b", "c"), next_due={"a": 1.0, "b": 2.0, "c": 3.0})
+    for job in read.jobs:
+        metrics.run_ended(job, Outcome.SUCCESS, 1.0)
+    metrics.show(read)
+    metrics.render()
+    assert 0 == metrics.write_changes()
+    metrics.run_ended("b", Outcome.SUCCESS, 2.0)
+    assert 2 == metrics.write_changes()  # b's count and b's durations
+    metrics.show(read)
+    assert 0 == metrics.write_changes()
+    metrics.show(replace(read, next_due={"a": 1.0, "b": 2.0, "c": 4.0}, paused=frozenset("a")))
+    assert 2 == metrics.write_changes()  # c's next run, a's pause
+    text = metrics.render().decode()
+    assert ("cronduit_runs_total", (("job", "b"), ("outcome", "success")), 2.0) in \
+        samples_of(text)
+    assert ("cronduit_job_next_run_timestamp_seconds", (("job", "c"),), 4.0) in \
+        samples_of(text)
+    assert ("cronduit_job_paused", (("job", "a"),), 1.0) in samples_of(text)
+
+
+def test_a_scrape_shows_what_changed_since_the_text_rendered_ahead() -> None:
+    """Text rendered ahead (after a reading of the gauges) is never served stale: a run
+    that ends after it is in the next scrape."""
+    metrics = DaemonMetrics()
+    metrics.run_ended("a", Outcome.FAILURE, 1.0)
+    metrics.write_changes()
+    metrics.run_ended("a", Outcome.FAILURE, 1.0)
+    assert ("cronduit_runs_total", (("job", "a"), ("outcome", "failure")), 2.0) in \
+        samples_of(metrics.render().decode())

@@ -16,6 +16,7 @@ must ("..., if it falls on Monday").
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -82,8 +83,10 @@ class _Field:
         return self.step is None and all(first == last for first, last in self.spans())
 
 
+@functools.lru_cache(maxsize=1024)
 def explain(text: str) -> str:
-    """Say ``text`` in English; raises CronError for an invalid expression."""
+    """Say ``text`` in English; raises CronError for an invalid expression. Kept for the
+    expressions said last: a listing of every job says each job's, and many share one."""
     expression = CronExpression.parse(text)
     minute_text, hour_text, day_text, _, _ = expression.fields
     minute = _field(expression.minutes, 0, 59, minute_text)

@@ -86,6 +86,8 @@ class Daemon:
         """What ``/metrics`` serves: fed by the engine, its gauges read by this loop."""
         self._last_gauges: float | None = None
         """When the gauges were last read from the store (the loop's clock)."""
+        self._rendering_ahead: asyncio.Future[int] | None = None
+        """The metrics' text of what changed, being rendered ahead of the next scrape."""
         self.store = store
         self._open_store = open_store
         """Opens a second connection for the HTTP acceptor; None: no HTTP server."""
@@ -269,6 +271,8 @@ class Daemon:
                 continue
             self._outage_over()
             await self._sleep_until(due)
+        if self._rendering_ahead is not None:  # nothing left running at the stop
+            await self._rendering_ahead
 
     async def _once(self) -> datetime | None:
         """One turn of the loop: an apply asked for, the heartbeat when due, a tick. Raises
@@ -301,12 +305,21 @@ class Daemon:
         if self._last_gauges is None or beat_at - self._last_gauges >= GAUGES_EVERY:
             await self._off_loop(self.metrics.refresh, self.store, self.engine.config)
             self._last_gauges = beat_at
+            self._render_metrics_ahead()
         due = await self._off_loop(self.engine.tick, self.clock.now())
         self._ticked.set()
         self._ticked = asyncio.Event()
         if self.engine.dispatch and self._notifications is not None:
             self._notifications.kick()
         return due
+
+    def _render_metrics_ahead(self) -> None:
+        """Render the metrics that changed on a thread of their own (neither the event loop
+        nor the engine's thread), so that a scrape renders only what changed since."""
+        ahead = self._rendering_ahead
+        if self.http is not None and (ahead is None or ahead.done()):
+            self._rendering_ahead = asyncio.get_running_loop().run_in_executor(
+                None, self.metrics.write_changes)
 
     async def _keep_lease(self) -> None:
         """Renew the node's lease every third of it, on a thread of its own (a long commit

@@ -3,33 +3,42 @@
 Two sources, so that a scrape never touches the store: the counters and histograms are fed
 by the engine as it commits (this class is the engine's
 :class:`~cronduit.engine.Observer`), and the gauges are read from the store by the daemon's
-loop every :data:`GAUGES_EVERY` seconds, a few grouped queries for all jobs at once, and
-kept as one snapshot. A scrape renders the registry (:meth:`DaemonMetrics.render`), whose
-gauges collector reads that snapshot: its cost is the text it writes, not the jobs' history.
+loop every :data:`GAUGES_EVERY` seconds, a few grouped queries for all jobs at once.
 
-The registry is the daemon's own, not ``prometheus_client``'s global one, so two daemons in
-one process (the tests) never share a series. Labels carry job names, outcomes, fates and
-reason kinds only: never a reason's text, an input or a secret.
+A scrape must stay cheap with 10,000 jobs, some 170,000 lines, which ``prometheus_client``
+takes a second or more to write whole. So each family keeps its values and the text it was
+last rendered as, key by key (:class:`~cronduit.daemon.metric_text.KeptFamily`): a scrape
+renders, through ``prometheus_client``, only the jobs whose values changed since the last
+one (a run ended, a slot fated, a gauge that moved at the last reading) and reuses the rest.
+What it serves is as new as the scrape for the counters and histograms, and as the last
+reading of the gauges, at most :data:`GAUGES_EVERY` seconds old, for the gauges.
+
+The families are the daemon's own, not ``prometheus_client``'s global registry, so two
+daemons in one process (the tests) never share a series. Labels carry job names, outcomes,
+fates and reason kinds only: never a reason's text, an input or a secret.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+import threading
+from bisect import bisect_left
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
 
-import prometheus_client
-from prometheus_client import (
-    CollectorRegistry,
-    Counter,
-    Histogram,
-    ProcessCollector,
-    generate_latest,
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 from cronduit.core.config.model import Config
 from cronduit.core.enums import Outcome, SlotFate
+from cronduit.daemon.metric_text import KeptFamily
 from cronduit.ports import Store
 
 __all__ = ["DURATION_BUCKETS", "GAUGES_EVERY", "LATENESS_BUCKETS", "DaemonMetrics",
@@ -76,80 +85,147 @@ def read_gauges(store: Store, jobs: Collection[str]) -> JobGauges:
         paused=paused & wanted)
 
 
-class _Gauges(Collector):
-    """The gauges, rendered from the last snapshot read (replaced whole, never changed)."""
+Histogram = tuple[tuple[int, ...], float]
+"""A histogram's value: its observations counted in each bucket (not cumulated, the last
+one past every bound), and their sum."""
 
-    def __init__(self) -> None:
-        self.read = JobGauges()
 
-    def collect(self) -> Iterable[Metric]:
-        read = self.read
-        waiting = GaugeMetricFamily(
-            "cronduit_triggers_waiting", "Triggers waiting in the job's work for a run",
-            labels=["job"])
-        next_run = GaugeMetricFamily(
-            "cronduit_job_next_run_timestamp_seconds",
-            "When the job's timer is next due (Unix time); none for a job without a timer",
-            labels=["job"])
-        success = GaugeMetricFamily(
-            "cronduit_job_last_success_timestamp_seconds",
-            "When the job's newest successful run ended (Unix time); none if it never "
-            "succeeded", labels=["job"])
-        paused = GaugeMetricFamily(
-            "cronduit_job_paused", "1 while the job is paused, else 0", labels=["job"])
-        for job in read.jobs:
-            waiting.add_metric([job], read.waiting.get(job, 0))
-            paused.add_metric([job], 1 if job in read.paused else 0)
-            if job in read.next_due:
-                next_run.add_metric([job], read.next_due[job])
-            if job in read.last_success:
-                success.add_metric([job], read.last_success[job])
-        return [waiting, next_run, success, paused]
+def _le(bounds: tuple[float, ...]) -> tuple[str, ...]:
+    """The ``le`` labels of buckets ending at ``bounds``, written as ``prometheus_client``
+    writes them, and the last, ``+Inf``."""
+    # (prometheus_client leaves this function unannotated)
+    return (*(floatToGoString(bound) for bound in bounds), "+Inf")  # type: ignore[no-untyped-call]
+
+
+def observed(value: Histogram, bounds: tuple[float, ...], amount: float) -> Histogram:
+    """``value`` with ``amount`` observed: counted in the first bucket whose bound it does
+    not exceed, as ``prometheus_client``'s own histograms count."""
+    counts, total = value
+    at = bisect_left(bounds, amount)
+    return (*counts[:at], counts[at] + 1, *counts[at + 1:]), total + amount
+
+
+def _histogram(name: str, documentation: str, bounds: tuple[float, ...],
+               labels: tuple[str, ...]) -> KeptFamily[Any, Histogram]:
+    le = _le(bounds)
+
+    def add(metric: Metric, key: Any, value: Histogram) -> None:
+        assert isinstance(metric, HistogramMetricFamily)
+        counts, total = value
+        metric.add_metric(key, list(zip(le, accumulate(counts), strict=True)), total)
+
+    return KeptFamily(lambda: HistogramMetricFamily(name, documentation, labels=labels), add)
+
+
+def _counter(name: str, documentation: str,
+             labels: tuple[str, ...]) -> KeptFamily[tuple[str, ...], float]:
+    def add(metric: Metric, key: tuple[str, ...], value: float) -> None:
+        assert isinstance(metric, CounterMetricFamily)
+        metric.add_metric(key, value)
+
+    return KeptFamily(lambda: CounterMetricFamily(name, documentation, labels=labels), add)
+
+
+def _gauge(name: str, documentation: str) -> KeptFamily[str, float]:
+    def add(metric: Metric, job: str, value: float) -> None:
+        assert isinstance(metric, GaugeMetricFamily)
+        metric.add_metric([job], value)
+
+    return KeptFamily(lambda: GaugeMetricFamily(name, documentation, labels=["job"]), add)
 
 
 class DaemonMetrics:
-    """One daemon's registry: the engine's observer, the gauges' snapshot, the process."""
+    """One daemon's metrics: the engine's observer, the gauges' last reading, the process."""
 
     def __init__(self) -> None:
-        # Each counter and histogram would otherwise add a _created series per label set:
-        # with thousands of jobs, as many lines again in every scrape, for a value nobody
-        # graphs (Prometheus works out resets without it).
-        # (prometheus_client leaves this one function unannotated)
-        prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
-        self.registry = CollectorRegistry()
-        ProcessCollector(registry=self.registry)
-        self._runs = Counter("cronduit_runs", "Runs ended, by job and outcome",
-                             ["job", "outcome"], registry=self.registry)
-        self._duration = Histogram(
+        self._lock = threading.Lock()
+        """Held to change a value (the engine's thread, the loop's reading) and to take
+        what changed (a scrape): briefly, never while rendering."""
+        self._rendering = threading.Lock()
+        """Held by a scrape while it renders: two at once render each change once."""
+        self._process = CollectorRegistry()
+        ProcessCollector(registry=self._process)
+        self._runs = _counter("cronduit_runs", "Runs ended, by job and outcome",
+                              ("job", "outcome"))
+        self._duration = _histogram(
             "cronduit_run_duration_seconds", "Seconds from a run's start to its end, by job",
-            ["job"], buckets=DURATION_BUCKETS, registry=self.registry)
+            DURATION_BUCKETS, ("job",))
         # Lateness is the scheduler's health rather than a job's, so one histogram for all
         # jobs: per job it would be as many lines again as the durations.
-        self._lateness = Histogram(
+        self._lateness = _histogram(
             "cronduit_run_lateness_seconds",
             "Seconds from a timed run's slot (its due time, jitter included) to its start, "
-            "all jobs", buckets=LATENESS_BUCKETS, registry=self.registry)
-        self._slots = Counter(
+            "all jobs", LATENESS_BUCKETS, ())
+        self._slots = _counter(
             "cronduit_slots", "Slots of timed jobs given a fate, by job, fate and reason kind",
-            ["job", "fate", "reason"], registry=self.registry)
-        self._gauges = _Gauges()
-        self.registry.register(self._gauges)
+            ("job", "fate", "reason"))
+        self._waiting = _gauge("cronduit_triggers_waiting",
+                               "Triggers waiting in the job's work for a run")
+        self._next_run = _gauge(
+            "cronduit_job_next_run_timestamp_seconds",
+            "When the job's timer is next due (Unix time); none for a job without a timer")
+        self._last_success = _gauge(
+            "cronduit_job_last_success_timestamp_seconds",
+            "When the job's newest successful run ended (Unix time); none if it never "
+            "succeeded")
+        self._paused = _gauge("cronduit_job_paused", "1 while the job is paused, else 0")
+        self._families: tuple[KeptFamily[Any, Any], ...] = (
+            self._runs, self._duration, self._lateness, self._slots, self._waiting,
+            self._next_run, self._last_success, self._paused)
+        self._lateness.set((), ((0,) * (len(LATENESS_BUCKETS) + 1), 0.0))
 
     def run_ended(self, job: str, outcome: Outcome, seconds: float | None) -> None:
-        self._runs.labels(job, str(outcome)).inc()
-        if seconds is not None:
-            self._duration.labels(job).observe(seconds)
+        with self._lock:
+            key = (job, str(outcome))
+            self._runs.set(key, self._runs.values.get(key, 0.0) + 1)
+            if seconds is not None:
+                self._observe(self._duration, (job,), DURATION_BUCKETS, seconds)
 
     def timed_run_started(self, job: str, lateness: float) -> None:
-        self._lateness.observe(lateness)
+        with self._lock:
+            self._observe(self._lateness, (), LATENESS_BUCKETS, lateness)
 
     def slots_fated(self, job: str, fate: SlotFate, kind: str, count: int) -> None:
-        self._slots.labels(job, str(fate), kind).inc(count)
+        with self._lock:
+            key = (job, str(fate), kind)
+            self._slots.set(key, self._slots.values.get(key, 0.0) + count)
+
+    @staticmethod
+    def _observe(family: KeptFamily[tuple[str, ...], Histogram], key: tuple[str, ...],
+                 bounds: tuple[float, ...], amount: float) -> None:
+        empty = ((0,) * (len(bounds) + 1), 0.0)
+        family.set(key, observed(family.values.get(key, empty), bounds, amount))
 
     def refresh(self, store: Store, config: Config) -> None:
         """Read the gauges of the config's jobs from the store (off the event loop)."""
-        self._gauges.read = read_gauges(store, config.jobs)
+        self.show(read_gauges(store, config.jobs))
+
+    def show(self, read: JobGauges) -> None:
+        """Make the gauges show ``read``: only the jobs whose figures moved are rendered
+        again at the next scrape."""
+        with self._lock:
+            self._waiting.replace({job: read.waiting.get(job, 0) for job in read.jobs})
+            self._next_run.replace(read.next_due)
+            self._last_success.replace(read.last_success)
+            self._paused.replace({job: 1 if job in read.paused else 0 for job in read.jobs})
+
+    def write_changes(self) -> int:
+        """Render the keys changed since the last render, ahead of the next scrape (the
+        daemon's loop asks after each reading of the gauges, off its event loop and off the
+        engine's thread): a scrape then renders only what changed since. The number of
+        keys rendered."""
+        with self._rendering:
+            return self._write_changes()
+
+    def _write_changes(self) -> int:
+        with self._lock:
+            changes = [(family, family.stale()) for family in self._families]
+        return sum(family.write(changed) for family, changed in changes)
 
     def render(self) -> bytes:
-        """The whole registry in the Prometheus text format."""
-        return generate_latest(self.registry)
+        """Everything in the Prometheus text format, the jobs changed since the last render
+        rendered again and the others' text reused."""
+        with self._rendering:
+            self._write_changes()
+            return b"".join([generate_latest(self._process),
+                             *(family.text() for family in self._families)])

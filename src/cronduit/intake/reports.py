@@ -23,7 +23,14 @@ from cronduit.core.durations import format_duration
 from cronduit.core.enums import EventState, SlotFate, TriggerKind
 from cronduit.core.explain import explain
 from cronduit.core.slot_ledger import ledger_fate
-from cronduit.core.status import JobStatus, judge, last_counted, next_elapse, upcoming_slots
+from cronduit.core.status import (
+    SKIPS_IN_A_ROW,
+    JobStatus,
+    judge,
+    last_counted,
+    next_elapse,
+    upcoming_slots,
+)
 from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Transaction
 
@@ -73,8 +80,10 @@ def timing_of(job: Job) -> str:
 
 
 def _newest_runs(tx: Transaction, job: str) -> list[Run]:
-    """The job's newest runs, down to the one its status counts as its last."""
-    limit = 50
+    """The job's newest runs, down to the one its status counts as its last, and at least
+    the few the status looks at for skips in a row: most jobs' newest run is the one, so
+    the first look reads those few, and each further one four times as many."""
+    limit = SKIPS_IN_A_ROW + 1
     while True:
         runs = tx.history(job, limit)
         if len(runs) < limit or last_counted(runs) is not None:
@@ -85,16 +94,31 @@ def _newest_runs(tx: Transaction, job: str) -> list[Run]:
 def job_statuses(tx: Transaction, config: Config, now: datetime, timers_expected: bool,
                  only: str | None = None) -> list[JobStatus[Run, Pause]]:
     """Every configured job's status (or ``only`` that one's), judged by the core from what
-    ``tx`` reads. ``timers_expected``: False while the daemon serving runs in dry run."""
+    ``tx`` reads. ``timers_expected``: False while the daemon serving runs in dry run.
+
+    For every job, the timers, the runs going and the counts of waiting triggers are read
+    once for all jobs (three statements, not three per job: with 10,000 jobs, 30,000 look-ups
+    were most of the answer's time); only each job's newest runs are read job by job."""
     pauses = {pause.job: pause for pause in tx.pauses()}
+    if only is None:
+        timers = {timer.job: timer for timer in tx.timers()}
+        active: dict[str, list[Run]] = {}
+        for run in tx.active_runs():
+            active.setdefault(run.job, []).append(run)
+        waiting = tx.waiting_counts()
+        names = list(config.jobs)
+    else:
+        timer = tx.get_timer(only)
+        timers = {} if timer is None else {only: timer}
+        active = {only: tx.active_runs(only)}
+        waiting = {only: len(tx.waiting_events(only))}
+        names = [only] if only in config.jobs else []
     statuses = []
-    for name, job in config.jobs.items():
-        if only is not None and name != only:
-            continue
-        pause = pauses.get(name)
-        elapse = next_elapse(job, tx.get_timer(name), now, paused=pause is not None)
-        statuses.append(judge(job, elapse, _newest_runs(tx, name), tx.active_runs(name),
-                              len(tx.waiting_events(name)), timers_expected, pause, now))
+    for name in names:
+        job, pause = config.jobs[name], pauses.get(name)
+        elapse = next_elapse(job, timers.get(name), now, paused=pause is not None)
+        statuses.append(judge(job, elapse, _newest_runs(tx, name), active.get(name, []),
+                              waiting.get(name, 0), timers_expected, pause, now))
     return statuses
 
 
