@@ -27,7 +27,7 @@ jobs:
     webhook: true
     inputs: {GREETING: {pattern: "[a-z]+", default: hello}}
   build:
-    run: 'echo built >> builds.txt'
+    run: 'while [ -e hold ]; do sleep 0.01; done; echo built >> builds.txt'
   deploy:
     run: 'echo deployed >> deploys.txt'
     on: {after: {job: build, outcomes: [success]}}
@@ -84,10 +84,13 @@ def test_a_chain_survives_a_kill_between_a_run_end_and_its_follower(
     """build's end is committed, then the daemon dies before chaining: the next daemon
     starts deploy, once."""
     deployment.write(CONFIG)
+    hold = deployment.folder / "hold"
+    hold.touch()  # build waits for the answer: its end, and the crash, come after it
     first = deployment.serve(crash_at="ended", extra_env=SECRETS)
     url = f"{base_url(deployment)}/v1/jobs/build/run"
     assert 201 == httpx.post(url, headers={"Authorization": f"Bearer {API_TOKEN}"},
                              timeout=10).status_code
+    hold.unlink()
     first.wait(timeout=15)
     assert -9 == first.returncode
     assert ["success"] == [run.outcome for run in deployment.runs("build")]
