@@ -135,6 +135,7 @@ def test_a_run_its_first_commit_started_is_launched_though_the_second_lost_the_s
 
     tick_once_connected(engine, T0)
     assert [first.run.id, waited.run_id] == [run.run.id for run in runner.launched]
+    engine.tick(T0)  # records its pid
     with reader.transaction() as tx:
         started = tx.get_run(str(waited.run_id))
     assert started is not None
