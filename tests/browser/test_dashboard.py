@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 
 from cronduit.core.signing import webhook_token
 from tests.browser.conftest import (
@@ -45,8 +46,18 @@ def job_rows(page: Page) -> list[str]:
 def expect_rows(page: Page, jobs: list[str]) -> None:
     """Until the home page's rows are JOBS, in any order."""
     with contextlib.suppress(AssertionError):
-        until(page, lambda: sorted(jobs) == sorted(job_rows(page)))
+        until(page, lambda: sorted(jobs) == sorted(_rows_now(page) or []))
+    page.wait_for_load_state()
     assert sorted(jobs) == sorted(job_rows(page))
+
+
+def _rows_now(page: Page) -> list[str] | None:
+    """The rows as they stand; None while a navigation (a filter's submit) replaces the
+    page under the read."""
+    try:
+        return job_rows(page)
+    except PlaywrightError:
+        return None
 
 
 def until(page: Page, what: Callable[[], bool], timeout: float = TIMEOUT_MS / 1000) -> None:
