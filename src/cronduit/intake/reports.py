@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +32,7 @@ from cronduit.core.status import (
     upcoming_slots,
 )
 from cronduit.core.timespec import Slot, format_utc
-from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Transaction
+from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Timer, Transaction
 
 __all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "duration_s", "job_facts", "job_statuses",
            "run_record", "slot_facts", "slot_view", "statuses_with_runs", "timing_of", "utc"]
@@ -94,48 +94,23 @@ def _newest_runs(tx: Transaction, job: str) -> list[Run]:
 def job_statuses(tx: Transaction, config: Config, now: datetime, timers_expected: bool,
                  only: str | None = None) -> list[JobStatus[Run, Pause]]:
     """Every configured job's status (or ``only`` that one's), judged by the core from what
-    ``tx`` reads. ``timers_expected``: False while the daemon serving runs in dry run.
-
-    For every job, the timers, the runs going and the counts of waiting triggers are read
-    once for all jobs (three statements, not three per job: with 10,000 jobs, 30,000 look-ups
-    were most of the answer's time); only each job's newest runs are read job by job."""
-    pauses = {pause.job: pause for pause in tx.pauses()}
-    if only is None:
-        timers = {timer.job: timer for timer in tx.timers()}
-        active: dict[str, list[Run]] = {}
-        for run in tx.active_runs():
-            active.setdefault(run.job, []).append(run)
-        waiting = tx.waiting_counts()
-        names = list(config.jobs)
-    else:
-        timer = tx.get_timer(only)
-        timers = {} if timer is None else {only: timer}
-        active = {only: tx.active_runs(only)}
-        waiting = {only: len(tx.waiting_events(only))}
-        names = [only] if only in config.jobs else []
-    statuses = []
-    for name in names:
-        job, pause = config.jobs[name], pauses.get(name)
-        elapse = next_elapse(job, timers.get(name), now, paused=pause is not None)
-        statuses.append(judge(job, elapse, _newest_runs(tx, name), active.get(name, []),
-                              waiting.get(name, 0), timers_expected, pause, now))
-    return statuses
+    ``tx`` reads. ``timers_expected``: False while the daemon serving runs in dry run."""
+    names = list(config.jobs) if only is None else [only] if only in config.jobs else []
+    return [status for status, _ in statuses_with_runs(tx, config, names, now,
+                                                       timers_expected, SKIPS_IN_A_ROW + 1)]
 
 
 def statuses_with_runs(tx: Transaction, config: Config, names: Sequence[str], now: datetime,
                        timers_expected: bool, per_job: int
                        ) -> list[tuple[JobStatus[Run, Pause], list[Run]]]:
     """:func:`job_statuses` of the named jobs, each with its newest ``per_job`` runs (newest
-    first), read in a few statements however many jobs (a page of the dashboard): every
-    pause, timer and run going, the waiting counts, and the newest runs of all of them at
-    once. Only a job whose newest runs were all skipped is read further, down to the run
-    its status counts as its last, as :func:`job_statuses` reads it."""
+    first), read in a few statements however many jobs (a page of the dashboard, every job
+    for ``/v1/jobs``: with 10,000 jobs, statements per job were most of the answer's time):
+    every pause, the timers, the runs going, the waiting counts, and the newest runs of all
+    of them at once. Only a job whose newest runs were all skipped is read further, down to
+    the run its status counts as its last (:func:`_newest_runs`)."""
     pauses = {pause.job: pause for pause in tx.pauses()}
-    timers = tx.timers_of(names)
-    active: dict[str, list[Run]] = {}
-    for run in tx.active_runs():
-        active.setdefault(run.job, []).append(run)
-    waiting = tx.waiting_counts()
+    timers, active, waiting = _going(tx, names)
     recent = tx.recent_runs(names, per_job)
     found = []
     for name in names:
@@ -147,6 +122,21 @@ def statuses_with_runs(tx: Transaction, config: Config, names: Sequence[str], no
         found.append((judge(job, elapse, judged, active.get(name, []), waiting.get(name, 0),
                             timers_expected, pause, now), newest))
     return found
+
+
+def _going(tx: Transaction, names: Sequence[str]
+           ) -> tuple[Mapping[str, Timer], dict[str, list[Run]], Mapping[str, int]]:
+    """The named jobs' timers, runs going and counts of waiting triggers: for one job its
+    own rows, for more every job's at once."""
+    if len(names) == 1:
+        [name] = names
+        timer = tx.get_timer(name)
+        return ({} if timer is None else {name: timer}, {name: tx.active_runs(name)},
+                {name: len(tx.waiting_events(name))})
+    active: dict[str, list[Run]] = {}
+    for run in tx.active_runs():
+        active.setdefault(run.job, []).append(run)
+    return tx.timers_of(names), active, tx.waiting_counts()
 
 
 def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:
