@@ -37,7 +37,8 @@ class Launcher:
         """Attempts committed as started but not launched yet."""
         self.unrecorded: list[tuple[str, int, int]] = []
         """Processes started whose pids are not recorded yet: the first transaction of the
-        next tick records them, which the engine asks for at once. Not a commit of their
+        next tick records them, which the engine asks for within
+        :data:`~cronduit.engine.RECORD_PIDS_WITHIN`. Not a commit of their
         own: a job that ends at once (a quick step) has its pid and its end in one commit,
         and the next step waits for one fsync, not two. Until then the attempt file, which
         the supervisor wrote before answering, says who the process is."""
