@@ -713,3 +713,49 @@ def test_a_daemon_frozen_inside_a_transaction_is_still_taken_over(cluster: Clust
         TAKEOVER_BOUND - (time.monotonic() - frozen))
     print(f"swept and every job fired {time.monotonic() - frozen:.1f}s after freezing the "
           "daemon inside a transaction")
+
+
+def talking_job(go: Path) -> str:
+    """A job that runs on node ``b`` only: it says ``first``, waits for ``go`` to exist,
+    then says ``second``."""
+    return f"""\
+  talk:
+    run: >-
+      echo first;
+      while [ ! -e {go} ]; do sleep 0.05; done;
+      echo second
+    every: 1h
+    nodes: [b]
+"""
+
+
+def test_a_run_going_on_another_host_is_followed_live_through_any_daemon(
+        cluster: Cluster, tmp_path: Path) -> None:
+    """Node a's API follows a run going on node b: b's daemon is asked for the log and its
+    lines come through a as b writes them (``first`` before the run is let go on; the tail
+    stored with the run comes only as it ends), then the end."""
+    go = tmp_path / "go"
+    b = cluster.serve(cluster.node("b", talking_job(go)))
+    cluster.wait_for(lambda: [(r["node"], r["state"]) for r in cluster.runs("talk")]
+                     == [("b", "running")], "the run to go on node b")
+    a = cluster.serve(cluster.node("a", talking_job(go)))
+    cluster.wait_serving(a, b)
+    [run] = cluster.runs("talk")
+    seen: list[str] = []
+    deadline = time.monotonic() + 20  # a follow that is not relayed says only keep-alives
+    with httpx.Client(timeout=30) as client, client.stream(
+            "GET", f"{a.url()}/v1/runs/{run['id']}/log", params={"follow": "1"}) as answer:
+        assert 200 == answer.status_code
+        for line in answer.iter_lines():
+            seen.append(line)
+            assert time.monotonic() < deadline, f"no line through node a: {seen}"
+            if line == "data: first":
+                assert not go.exists()
+                assert [("running", None)] == [(r["state"], r["outcome"])
+                                               for r in cluster.runs("talk")]
+                go.touch()
+            if line.startswith("data: {"):
+                break
+    assert ["data: first", "data: second", "event: end"] == [
+        line for line in seen if line and not line.startswith(":")][:3]
+    assert "success" in seen[-1], seen

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from cronduit.core.config.loader import load_config
-from cronduit.core.nodes import FALLBACK_NODE, excluded_jobs, live_matches, node_name, runs_on
+from cronduit.core.nodes import (
+    FALLBACK_NODE,
+    daemon_url,
+    excluded_jobs,
+    live_matches,
+    node_name,
+    runs_on,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +60,17 @@ def test_doctor_can_tell_when_no_live_node_matches() -> None:
     assert live_matches(("db-*",), ["web-1", "db-2"])
     assert not live_matches(("db-*",), ["web-1"])
     assert not live_matches(("db-*",), [])
+
+
+@pytest.mark.parametrize(("listen", "host", "expected"), [
+    ("127.0.0.1:8770", "box", "http://127.0.0.1:8770"),
+    ("[::1]:9000", "box", "http://[::1]:9000"),
+    ("0.0.0.0:8770", "box", "http://box:8770"),
+    ("[::]:8770", "box", "http://box:8770"),
+    ("127.0.0.1:0", "box", None),
+    (None, "box", None),
+    ("nonsense", "box", None),
+])
+def test_a_nodes_daemon_is_asked_where_its_row_says_it_listens(
+        listen: str | None, host: str, expected: str | None) -> None:
+    assert expected == daemon_url(listen, host)

@@ -67,3 +67,18 @@ def taken_by(held_host: str, held_pid: int, expires_at: datetime, retired: bool,
         return None
     return (f"a live daemon holds it (host {held_host}, pid {held_pid}; its lease runs until "
             f"{format_utc(expires_at)}): give each daemon its own settings.node")
+
+
+_ANY_ADDRESS = ("0.0.0.0", "[::]", "::", "")
+
+
+def daemon_url(listen: str | None, host: str) -> str | None:
+    """Where a node's daemon can be asked over HTTP, from the address it listens on
+    (``HOST:PORT``, as its node's row records it) and its host's name: a daemon listening on
+    every address is asked at its host's name. None when it records no address."""
+    if not listen or ":" not in listen:
+        return None
+    address, _, port = listen.rpartition(":")
+    if not port.isdigit() or port == "0":
+        return None
+    return f"http://{host if address in _ANY_ADDRESS else address}:{port}"

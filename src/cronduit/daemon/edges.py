@@ -9,27 +9,29 @@ answers the routes need) are wired here, so the loop knows none of them.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cronduit.core.config.model import Config
+from cronduit.core.nodes import daemon_url
 from cronduit.daemon.errors import ListenError
 from cronduit.executor import workspace
 from cronduit.executor.logs import LogReader
 from cronduit.intake.acceptor import Acceptor
 from cronduit.notifier import NotificationSender
 from cronduit.paths import StatePaths
-from cronduit.ports import Clock, Run, Store
+from cronduit.ports import Clock, NodeRecord, Run, Store
 
 if TYPE_CHECKING:
     from cronduit.http.server import HttpServer
 
-__all__ = ["Acceptor", "HttpWiring", "ListenError", "NotificationSender", "listen",
-           "read_log", "start_http"]
+__all__ = ["Acceptor", "HttpWiring", "ListenError", "NotificationSender", "bound_address",
+           "listen", "read_log", "start_http"]
 
 
 Bind = Callable[[str, int], socket.socket]
@@ -73,6 +75,20 @@ class HttpWiring:
     log: Callable[[str], None]
     metrics: Callable[[], bytes]
     """The daemon's metrics, rendered in the Prometheus text format."""
+    node: str | None = None
+    """This daemon's node where daemons share the state; None: alone."""
+    nodes: Callable[[], Sequence[NodeRecord]] | None = None
+    """Every node as the shared state records it (blocking); None: alone."""
+
+    async def peer(self, name: str) -> str | None:
+        """Where the live daemon of node ``name`` listens (``http://HOST:PORT``), as the
+        nodes' table says; None when no daemon of it is live there, or it records none."""
+        if self.nodes is None:
+            return None
+        found = await asyncio.to_thread(self.nodes)
+        record = next((one for one in found if one.name == name and one.retired_at is None),
+                      None)
+        return None if record is None else daemon_url(record.listen, record.host)
 
     def workspace_clone(self, name: str) -> Path | None:
         """The job's workspace clone, where a GitHub check's branch can be confirmed."""
@@ -121,7 +137,8 @@ async def start_http(wiring: HttpWiring, sock: socket.socket) -> tuple[HttpServe
                       clock=wiring.clock, dispatching=wiring.dispatching,
                       run_of=wiring.run_of, read=reader.read,
                       workspace=wiring.workspace_clone, run_folder=wiring.run_folder,
-                      log=wiring.log_of, metrics=wiring.metrics)
+                      log=wiring.log_of, metrics=wiring.metrics, node=wiring.node,
+                      peer=wiring.peer)
     try:
         return await server.start(create_app(gateway), sock, on_stop=[reader.close]), acceptor
     except Exception as error:
@@ -134,3 +151,9 @@ async def start_http(wiring: HttpWiring, sock: socket.socket) -> tuple[HttpServe
 def url_host(host: str) -> str:
     """A host as a URL writes it (an IPv6 address in brackets)."""
     return f"[{host}]" if ":" in host else host
+
+
+def bound_address(sock: socket.socket) -> str:
+    """``HOST:PORT`` the socket is bound to: the port taken where the config said ``:0``."""
+    host, port = sock.getsockname()[:2]
+    return f"{url_host(host)}:{port}"

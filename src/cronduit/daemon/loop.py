@@ -210,7 +210,10 @@ class Daemon:
         """Bind and listen before anything else starts; None: no HTTP server."""
         if self._open_store is None:
             return None
-        return edges.listen(self.engine.config, self._bind)
+        sock = edges.listen(self.engine.config, self._bind)
+        if self.lease is not None:  # the node's row says the port bound (the config's may be 0)
+            self.lease.claim = replace(self.lease.claim, listen=edges.bound_address(sock))
+        return sock
 
     async def _start_http(self, sock: socket.socket | None) -> Acceptor | None:
         """Serve on the listening socket, then say where in the heartbeat and the log."""
@@ -220,7 +223,9 @@ class Daemon:
             config_path=self.config_path, open_store=self._open_store,
             config=lambda: self.engine.config, secret=self._secret,
             dispatching=lambda: self.engine.dispatch, run_of=self.run_of, wake=self.wake,
-            clock=self.clock, log=self._log, metrics=self.metrics.render)
+            clock=self.clock, log=self._log, metrics=self.metrics.render,
+            node=None if self.lease is None else self.lease.name,
+            nodes=None if self.lease is None else self.lease.membership.nodes)
         self.http, acceptor = await edges.start_http(wiring, sock)
         bound_host, bound_port = self.http.address
         address = f"{edges.url_host(bound_host)}:{bound_port}"

@@ -30,6 +30,10 @@ def _no_log(run: Run, attempt: int, position: int) -> tuple[bytes, int] | None:
     return None
 
 
+async def _nowhere(node: str) -> str | None:
+    return None
+
+
 @dataclass
 class Gateway:
     """The daemon as the HTTP app sees it."""
@@ -57,3 +61,8 @@ class Gateway:
     """A run's folder on this host (its workspace note, its logs); None: none here."""
     log: LogBytes = _no_log
     """A run's log as this host has it (:data:`LogBytes`)."""
+    node: str | None = None
+    """This daemon's node, where daemons on many hosts share the state; None: alone."""
+    peer: Callable[[str], Awaitable[str | None]] = _nowhere
+    """Where the daemon of a node listens, as ``http://HOST:PORT``; None when no live
+    daemon of that node says (its log cannot be asked of it)."""

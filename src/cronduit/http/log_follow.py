@@ -19,11 +19,16 @@ from collections.abc import AsyncIterator
 from fastapi import HTTPException
 
 from cronduit.core.enums import Outcome, RunState
+from cronduit.core.text import clean
 from cronduit.http.gateway import Gateway
+from cronduit.http.log_relay import StoredNews, going_elsewhere, relay
 from cronduit.ports import Run
 
 FOLLOW_POLL = 0.25
 """Seconds between two looks at a followed run and its log."""
+KEEP_ALIVE = 15.0
+"""Seconds a followed log may say nothing before a comment is sent, so that a client or a
+relaying daemon can tell a quiet run from a dead stream."""
 
 
 def _attempts(run: Run, attempt: int | None) -> list[int]:
@@ -62,11 +67,34 @@ def _event(line: str) -> str:
     return "".join(f"data: {piece}\n" for piece in line.split("\r")) + "\n"
 
 
-async def follow_log(gateway: Gateway, run: Run, attempt: int | None) -> AsyncIterator[str]:
-    """Events of the run's log as it grows, until the run ends."""
+async def follow_log(gateway: Gateway, run: Run, attempt: int | None,
+                     relayed: bool = False) -> AsyncIterator[str]:
+    """Events of the run's log as it grows, until the run ends. A run going on another
+    host is followed through that host's daemon (:func:`relay`) unless this request is
+    itself a relay; should that daemon not answer, or stop answering before the end, the
+    tails stored with the run as its attempts end are followed here instead."""
+    if not relayed and going_elsewhere(gateway, run):
+        ended = False
+        async for event in relay(gateway, run, attempt):
+            ended = event.startswith("event: end")
+            yield event
+        if ended:
+            return
+        yield (f": node {clean(run.node or '', 80)} did not give the log to its end: the "
+               "tails stored with the run follow as its attempts end\n\n")
+    async for event in _follow_here(gateway, run, attempt):
+        yield event
+
+
+async def _follow_here(gateway: Gateway, run: Run, attempt: int | None
+                       ) -> AsyncIterator[str]:
+    """:func:`follow_log` from this host's file, or, with none here, from the tails stored
+    with the run (read again only when its attempts or state change: a tail is stored as an
+    attempt ends)."""
     current, position, walks = attempt or 1, 0, attempt is None and run.execution_id is not None
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    pending, run_id = "", run.id
+    stored = StoredNews(run.execution_id is not None, attempt)
+    pending, run_id, looked, quiet = "", run.id, (-1, ""), 0.0
     while True:
         now: Run | None = await gateway.read(lambda tx: tx.get_run(run_id))
         run = now or run
@@ -75,6 +103,10 @@ async def follow_log(gateway: Gateway, run: Run, attempt: int | None) -> AsyncIt
         if got is not None:
             pending += decoder.decode(got[0])
             position = got[1]
+        elif (run.attempts, str(run.state)) != looked:
+            looked = (run.attempts, str(run.state))
+            tail = await gateway.read(lambda tx: tx.stored_log_tail(run_id))
+            pending += decoder.decode(stored.news(tail))
         *lines, pending = pending.split("\n")
         for line in lines:
             yield _event(line)
@@ -86,6 +118,10 @@ async def follow_log(gateway: Gateway, run: Run, attempt: int | None) -> AsyncIt
             ended = False  # its log is read at the next look, before the end is told
         if ended:
             break
+        quiet = 0.0 if lines else quiet + FOLLOW_POLL
+        if quiet >= KEEP_ALIVE:  # a comment: proxies, and a relaying daemon, see it alive
+            quiet = 0.0
+            yield ": the run goes on\n\n"
         await asyncio.sleep(FOLLOW_POLL)
     pending += decoder.decode(b"", final=True)
     if pending:

@@ -36,6 +36,7 @@ from cronduit.http.auth import authorize_read
 from cronduit.http.cursors import decode_cursor, encode_cursor
 from cronduit.http.gateway import Gateway
 from cronduit.http.log_follow import follow_log, log_text
+from cronduit.http.log_relay import RELAYED
 from cronduit.http.models import ExecutionDetail, ExecutionList
 from cronduit.http.read_models import (
     AuditList,
@@ -225,14 +226,16 @@ def _run_routes(api: FastAPI, gateway: Gateway) -> None:
                   e422="an attempt that is not a whole number from 1, or a follow that is "
                        "not a boolean")},
         summary="A run's log (stdout and stderr); follow=1 streams it until the run ends")
-    async def run_log(run: str, attempt: Annotated[int | None, Query(ge=1)] = None,
+    async def run_log(request: Request, run: str,
+                      attempt: Annotated[int | None, Query(ge=1)] = None,
                       follow: bool = False) -> Response:
         found = await gateway.read(lambda tx: _known_run(tx, run))
         if attempt is not None and attempt > max(found.attempts, 1):
             raise HTTPException(404, f"run {found.id} has {found.attempts} attempt(s), "
                                      f"not {attempt}")
         if follow:
-            events: AsyncIterator[str] = follow_log(gateway, found, attempt)
+            events: AsyncIterator[str] = follow_log(gateway, found, attempt,
+                                                    relayed=RELAYED in request.headers)
             return StreamingResponse(events, media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache"})
         text = await log_text(gateway, found, attempt)
