@@ -675,6 +675,21 @@ def test_a_daemon_cut_off_from_the_database_has_its_run_ended_and_taken_over(
     assert retried <= TAKEOVER_BOUND
 
 
+def sessions(cluster: Cluster) -> str:
+    """The daemons' database sessions, what each waits on and the locks not granted: what
+    a takeover that did not come in time was held up by."""
+    rows = cluster.query(
+        "SELECT application_name, pid, state, wait_event_type, wait_event, "
+        "now() - xact_start, left(query, 120) FROM pg_stat_activity "
+        "WHERE application_name IN ('victim', 'survivor') ORDER BY 1, 2")
+    waiting = cluster.query(
+        "SELECT a.application_name, l.locktype, l.relation::regclass::text, l.mode, "
+        "pg_blocking_pids(l.pid) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+        "WHERE NOT l.granted")
+    return "sessions:\n" + "\n".join(map(str, rows)) + "\nwaiting for locks:\n" + \
+        "\n".join(map(str, waiting))
+
+
 def test_a_daemon_frozen_inside_a_transaction_is_still_taken_over(cluster: Cluster,
                                                                    tmp_path: Path) -> None:
     """SIGSTOP the daemon at a moment one of its transactions is open (its session idle
@@ -706,11 +721,11 @@ def test_a_daemon_frozen_inside_a_transaction_is_still_taken_over(cluster: Clust
     frozen, frozen_at = time.monotonic(), cluster.now()
     cluster.wait_for(lambda: (row := cluster.node_row("victim")) is not None
                      and row["retired_by"] == "survivor", "the survivor to sweep the victim",
-                     TAKEOVER_BOUND)
+                     TAKEOVER_BOUND, explain=lambda: sessions(cluster))
     cluster.wait_for(lambda: cluster.query(
         "SELECT count(DISTINCT job) FROM runs WHERE node = 'survivor' AND created_at > %s",
         frozen_at) == [(SKEWED,)], "every job to fire on the survivor",
-        TAKEOVER_BOUND - (time.monotonic() - frozen))
+        TAKEOVER_BOUND - (time.monotonic() - frozen), explain=lambda: sessions(cluster))
     print(f"swept and every job fired {time.monotonic() - frozen:.1f}s after freezing the "
           "daemon inside a transaction")
 
