@@ -166,7 +166,7 @@ class KeptFamily(Generic[V]):
         if not changes:
             return 0
         fill, samples, lines = self._pattern.format, self._samples, self._lines
-        written = 0
+        count = 0
         for key, value in changes:
             if value is None:
                 lines.pop(key, None)
@@ -175,9 +175,9 @@ class KeptFamily(Generic[V]):
             if len(values) != self._count:
                 raise ValueError(f"{len(values)} sample values for {self._count} lines")
             lines[key] = fill(*map(escaped, key), *values).encode()
-            written += 1
+            count += 1
         self._body = None
-        return written
+        return count
 
     def text(self) -> bytes:
         """The family's text: its header and every key's lines."""
