@@ -218,3 +218,24 @@ def test_a_daemon_serving_http_writes_its_metrics_ahead_of_the_first_scrape(
     serving.play(scenario)
     assert T0.replace(hour=13).timestamp() == sample(
         serving, "cronduit_job_next_run_timestamp_seconds", job="daily")
+
+
+def test_a_daemon_serving_http_writes_a_runs_lines_ahead_at_its_next_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that ends has its lines written ahead by the loop's next turn, on a thread of
+    its own: not left to the next scrape, nor to the next reading of the gauges (none
+    here after the first)."""
+    monkeypatch.setattr(loop, "GAUGES_EVERY", 3600.0)
+    serving = Serving(tmp_path, "settings:\n  listen: 127.0.0.1:0\n" + CONFIG, http=True)
+    line = b'cronduit_runs_total{job="hand",outcome="success"} 1.0\n'
+
+    async def scenario() -> None:
+        serving.run_manual()
+        serving.daemon.wake()
+        await serving.until(lambda: len(serving.runner.launched) == 1)
+        serving.runner.finish(serving.runner.launched[0].run.id, 0)
+        serving.daemon.wake()
+        # The text as kept, nothing written for the asking (a scrape would write it).
+        await serving.until(lambda: line in serving.daemon.metrics._runs.text())
+
+    serving.play(scenario)

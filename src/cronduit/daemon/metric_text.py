@@ -185,6 +185,11 @@ class KeptFamily(Generic[V]):
             for key in [key for key in held if key not in values]:
                 self.drop(key)
 
+    @property
+    def pending(self) -> int:
+        """How many keys are set or dropped since the last :meth:`stale`."""
+        return len(self._stale)
+
     def stale(self) -> list[tuple[Key, V | None]]:
         """The keys set or dropped since the last call, each with its value now (None:
         dropped); they are no longer stale."""

@@ -221,11 +221,15 @@ class DaemonMetrics:
             self._last_success.replace({(job,): at for job, at in read.last_success.items()})
             self._paused.replace({(job,): 1 if job in read.paused else 0 for job in read.jobs})
 
+    def pending(self) -> int:
+        """How many keys changed since the last render (a hint: read without the lock)."""
+        return sum(family.pending for family in self._families)
+
     def write_changes(self) -> int:
         """Render the keys changed since the last render, ahead of the next scrape (the
-        daemon's loop asks after each reading of the gauges, off its event loop and off the
-        engine's thread): a scrape then renders only what changed since. The number of
-        keys rendered."""
+        daemon's loop asks after each of its turns that changed some, off its event loop and
+        off the engine's thread): a scrape then renders only what changed since. The number
+        of keys rendered."""
         with self._rendering:
             return self._write_changes()
 
