@@ -219,5 +219,5 @@ class KeptFamily(Generic[V]):
     def text(self) -> bytes:
         """The family's text: its header and every key's lines."""
         if self._body is None:
-            self._body = self._head + b"".join(self._lines.values())
+            self._body = b"".join([self._head, *self._lines.values()])  # one copy, not two
         return self._body
