@@ -1,6 +1,6 @@
-"""``/metrics`` in-process at 10,000 jobs: what a scrape costs the daemon, with no HTTP and
-no store (a scrape reads neither), from the first after a start to one where every job's
-figures changed since the last.
+"""``/metrics`` at 10,000 jobs: what a scrape costs the daemon, in-process (no HTTP, and no
+store: a scrape never reads it) or over HTTP, from the first render of everything to one
+where every job's figures changed since the last.
 
 Every job has run (a success and a failure, their durations, slots ran and missed) and has
 its four gauges, some 170,000 lines. Cases, each p50 and p99 of repeated scrapes:
@@ -8,8 +8,9 @@ its four gauges, some 170,000 lines. Cases, each p50 and p99 of repeated scrapes
 * first: the first render of everything, as the first scrape after a start would pay it
   if nothing had rendered ahead (a fresh :class:`DaemonMetrics` each time);
 * 100 changed: 100 runs ended between two scrapes;
-* all changed: every job ended a run and its next run and last success moved (every-minute
-  jobs scraped every minute), then a reading of the gauges;
+* all changed: every job ended a run, started one late and had a slot fated, and its next
+  run and last success moved at a reading of the gauges (every-minute jobs scraped every
+  minute);
 * gauges moved: only every job's next run moved (a reading of the gauges);
 * nothing changed.
 
