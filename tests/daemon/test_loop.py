@@ -35,7 +35,8 @@ def long_sleeps(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class Serving:
-    def __init__(self, folder: Path, config: str = CONFIG) -> None:
+    def __init__(self, folder: Path, config: str = CONFIG, *, http: bool = False) -> None:
+        """``http``: the daemon serves HTTP too, on the config's ``settings.listen``."""
         self.config_path = folder / "cronduit.yaml"
         self.config_path.write_text(config)
         self.store = SqliteStore(folder / "cronduit.db")
@@ -44,7 +45,9 @@ class Serving:
         self.lines: list[str] = []
         self.daemon = Daemon(self.config_path, load_config(config, str(self.config_path)),
                              self.store, self.runner, self.clock, dry_run=False,
-                             log=self.lines.append, config_text=config)
+                             log=self.lines.append, config_text=config,
+                             open_store=(lambda: SqliteStore(folder / "cronduit.db"))
+                             if http else None)
         self.task: asyncio.Task[None] | None = None
 
     def said(self, part: str) -> list[str]:
@@ -196,3 +199,43 @@ def test_the_daemon_counts_what_its_engine_commits_and_reads_its_gauges(
     assert T0.replace(hour=13).timestamp() == sample(
         serving, "cronduit_job_next_run_timestamp_seconds", job="daily")
     assert 0.0 == sample(serving, "cronduit_job_paused", job="hand")
+
+
+def test_a_daemon_serving_http_writes_its_metrics_ahead_of_the_first_scrape(
+        tmp_path: Path) -> None:
+    """Once its first reading of the gauges is in, the daemon writes their lines on a thread
+    of its own: the first scrape finds every line written, and nothing left to write."""
+    serving = Serving(tmp_path, "settings:\n  listen: 127.0.0.1:0\n" + CONFIG, http=True)
+
+    def written_ahead() -> bool:
+        ahead = serving.daemon._rendering_ahead
+        return ahead is not None and ahead.done()
+
+    async def scenario() -> None:
+        await serving.until(written_ahead)
+        assert 0 == serving.daemon.metrics.write_changes()
+
+    serving.play(scenario)
+    assert T0.replace(hour=13).timestamp() == sample(
+        serving, "cronduit_job_next_run_timestamp_seconds", job="daily")
+
+
+def test_a_daemon_serving_http_writes_a_runs_lines_ahead_at_its_next_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that ends has its lines written ahead by the loop's next turn, on a thread of
+    its own: not left to the next scrape, nor to the next reading of the gauges (none
+    here after the first)."""
+    monkeypatch.setattr(loop, "GAUGES_EVERY", 3600.0)
+    serving = Serving(tmp_path, "settings:\n  listen: 127.0.0.1:0\n" + CONFIG, http=True)
+    line = b'cronduit_runs_total{job="hand",outcome="success"} 1.0\n'
+
+    async def scenario() -> None:
+        serving.run_manual()
+        serving.daemon.wake()
+        await serving.until(lambda: len(serving.runner.launched) == 1)
+        serving.runner.finish(serving.runner.launched[0].run.id, 0)
+        serving.daemon.wake()
+        # The text as kept, nothing written for the asking (a scrape would write it).
+        await serving.until(lambda: line in serving.daemon.metrics._runs.text())
+
+    serving.play(scenario)

@@ -4,17 +4,21 @@ again only what changed, yet writes what prometheus_client writes rendered whole
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from cronduit.core.config import load_config
-from cronduit.core.enums import Outcome
+from cronduit.core.enums import Outcome, SlotFate
+from cronduit.daemon.metric_text import Key, pattern_of
 from cronduit.daemon.metrics import DURATION_BUCKETS, LATENESS_BUCKETS, DaemonMetrics, JobGauges
 from cronduit.engine import Engine
 from cronduit.ports import NewEvent
@@ -134,3 +138,127 @@ def test_a_scrape_shows_what_changed_since_the_text_rendered_ahead() -> None:
     metrics.run_ended("a", Outcome.FAILURE, 1.0)
     assert ("cronduit_runs_total", (("job", "a"), ("outcome", "failure")), 2.0) in \
         samples_of(metrics.render().decode())
+
+
+LABEL_VALUES = st.text(st.characters(codec="utf-8"), min_size=1, max_size=6)
+"""Job names and reason kinds with anything in them: quotes, backslashes, newlines, braces."""
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[object, ...]]:
+    """What a daemon's metrics are told between scrapes, over a few jobs: runs ended, timed
+    runs started, slots fated, readings of the gauges, renders ahead and scrapes."""
+    jobs = draw(st.lists(st.one_of(st.sampled_from(['odd"job', "back\\slash", "new\nline",
+                                                    "{0}", "job-1"]), LABEL_VALUES),
+                         min_size=1, max_size=4, unique=True))
+    job = st.sampled_from(jobs)
+    seconds = st.floats(0, 1e7, allow_nan=False)
+    stamps = st.floats(0, 4e9, allow_nan=False)
+    reading = st.builds(
+        lambda shown, waiting, due, success, paused: JobGauges(
+            jobs=tuple(shown), waiting=dict(zip(shown, waiting, strict=False)),
+            next_due=dict(zip(shown, due, strict=False)),
+            last_success=dict(zip(shown[1:], success, strict=False)),
+            paused=frozenset(shown[:paused])),
+        st.lists(job, unique=True), st.lists(st.integers(0, 3_000_000)),
+        st.lists(stamps), st.lists(stamps), st.integers(0, 2))
+    return draw(st.lists(st.one_of(
+        st.tuples(st.just("end"), job, st.sampled_from(list(Outcome)),
+                  st.one_of(st.none(), seconds)),
+        st.tuples(st.just("late"), job, seconds),
+        st.tuples(st.just("slots"), job, st.sampled_from(list(SlotFate)), LABEL_VALUES,
+                  st.integers(1, 3_000_000)),
+        st.tuples(st.just("gauges"), reading),
+        st.tuples(st.just("ahead")), st.tuples(st.just("scrape"))), max_size=30))
+
+
+class Reference:
+    """The same families in prometheus_client's own metrics, rendered whole."""
+
+    def __init__(self) -> None:
+        self.registry = registry = CollectorRegistry()
+        self.runs = Counter("cronduit_runs", "x", ["job", "outcome"], registry=registry)
+        self.durations = Histogram("cronduit_run_duration_seconds", "x", ["job"],
+                                   buckets=DURATION_BUCKETS, registry=registry)
+        self.lateness = Histogram("cronduit_run_lateness_seconds", "x",
+                                  buckets=LATENESS_BUCKETS, registry=registry)
+        self.slots = Counter("cronduit_slots", "x", ["job", "fate", "reason"],
+                             registry=registry)
+        self.gauges = {name: Gauge(name, "x", ["job"], registry=registry) for name in (
+            "cronduit_triggers_waiting", "cronduit_job_next_run_timestamp_seconds",
+            "cronduit_job_last_success_timestamp_seconds", "cronduit_job_paused")}
+
+    def show(self, read: JobGauges) -> None:
+        shown: tuple[Mapping[str, float], ...] = (
+            {job: read.waiting.get(job, 0) for job in read.jobs}, read.next_due,
+            read.last_success, {job: int(job in read.paused) for job in read.jobs})
+        for gauge, values in zip(self.gauges.values(), shown, strict=True):
+            gauge.clear()
+            for job, value in values.items():
+                gauge.labels(job).set(value)
+
+    def text(self) -> str:
+        return generate_latest(self.registry).decode()
+
+
+def families_of(text: str) -> dict[str, tuple[str, list[str]]]:
+    """Each family's TYPE line and its sample lines, sorted (a family's keys are in the order
+    they were first set, prometheus_client's in its own), leaving out the process's and
+    ``_created`` families and the HELP lines (the reference's documentation is not ours).
+    Label values are escaped, so every sample is one line."""
+    families: dict[str, tuple[str, list[str]]] = {}
+    name = ""
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name = line.split(" ")[2]
+        elif line.startswith("# TYPE "):
+            families[name] = (line, [])
+        else:
+            families[name][1].append(line)
+    return {name: (kind, sorted(lines)) for name, (kind, lines) in families.items()
+            if not name.startswith("process_") and not name.endswith("_created")}
+
+
+@given(histories())
+@settings(max_examples=150, deadline=None)
+def test_what_a_scrape_writes_is_what_prometheus_client_writes_whole(
+        history: list[tuple[object, ...]]) -> None:
+    """Whatever the daemon was told and whenever it rendered (ahead or scraped), each scrape
+    writes every family's lines exactly as prometheus_client's own metrics, told the same,
+    write them rendered whole: the same series, values written alike, label values with
+    quotes, backslashes, newlines and braces escaped alike; and its parser reads it."""
+    metrics, reference = DaemonMetrics(), Reference()
+    for step in [*history, ("scrape",)]:
+        match step:
+            case ("end", str(job), Outcome() as outcome, seconds):
+                assert seconds is None or isinstance(seconds, float)
+                metrics.run_ended(job, outcome, seconds)
+                reference.runs.labels(job, str(outcome)).inc()
+                if seconds is not None:
+                    reference.durations.labels(job).observe(seconds)
+            case ("late", str(job), float(seconds)):
+                metrics.timed_run_started(job, seconds)
+                reference.lateness.observe(seconds)
+            case ("slots", str(job), SlotFate() as fate, str(kind), int(count)):
+                metrics.slots_fated(job, fate, kind, count)
+                reference.slots.labels(job, str(fate), kind).inc(count)
+            case ("gauges", JobGauges() as read):
+                metrics.show(read)
+                reference.show(read)
+            case ("ahead",):
+                metrics.write_changes()
+            case ("scrape",):
+                text = metrics.render().decode()
+                assert families_of(reference.text()) == families_of(text)
+                assert samples_of(reference.text()) == samples_of(text)
+
+
+def test_a_family_whose_key_prometheus_client_writes_in_two_blocks_is_refused() -> None:
+    """A key's lines must be one block after the family's header to be kept as a pattern:
+    a counter given its ``_created`` time is written in a family of its own, and refused."""
+    def add(metric: Metric, key: Key, value: float) -> None:
+        assert isinstance(metric, CounterMetricFamily)
+        metric.add_metric(key, value, created=1.0)
+
+    with pytest.raises(ValueError, match="not one block"):
+        pattern_of(lambda: CounterMetricFamily("c", "x", labels=["job"]), 1, add, 0.0)

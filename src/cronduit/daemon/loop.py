@@ -310,8 +310,9 @@ class Daemon:
         if self._last_gauges is None or beat_at - self._last_gauges >= GAUGES_EVERY:
             await self._off_loop(self.metrics.refresh, self.store, self.engine.config)
             self._last_gauges = beat_at
-            self._render_metrics_ahead()
         due = await self._off_loop(self.engine.tick, self.clock.now())
+        if self.metrics.pending():  # the gauges that moved, what the tick counted
+            self._render_metrics_ahead()
         self._ticked.set()
         self._ticked = asyncio.Event()
         if self.engine.dispatch and self._notifications is not None:
@@ -320,7 +321,9 @@ class Daemon:
 
     def _render_metrics_ahead(self) -> None:
         """Render the metrics that changed on a thread of their own (neither the event loop
-        nor the engine's thread), so that a scrape renders only what changed since."""
+        nor the engine's thread), so that a scrape renders only what changed since: at
+        most a turn's worth (a second), not every job's runs since the last scrape. One
+        render at a time; what changes meanwhile waits for the next turn."""
         ahead = self._rendering_ahead
         if self.http is not None and (ahead is None or ahead.done()):
             self._rendering_ahead = asyncio.get_running_loop().run_in_executor(

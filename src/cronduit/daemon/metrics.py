@@ -6,12 +6,13 @@ by the engine as it commits (this class is the engine's
 loop every :data:`GAUGES_EVERY` seconds, a few grouped queries for all jobs at once.
 
 A scrape must stay cheap with 10,000 jobs, some 170,000 lines, which ``prometheus_client``
-takes a second or more to write whole. So each family keeps its values and the text it was
-last rendered as, key by key (:class:`~cronduit.daemon.metric_text.KeptFamily`): a scrape
-renders, through ``prometheus_client``, only the jobs whose values changed since the last
-one (a run ended, a slot fated, a gauge that moved at the last reading) and reuses the rest.
-What it serves is as new as the scrape for the counters and histograms, and as the last
-reading of the gauges, at most :data:`GAUGES_EVERY` seconds old, for the gauges.
+takes a second or more to write sample by sample. So each family keeps its values and the
+text it was last written as, key by key, and writes again only the keys whose values changed
+since the last render (a run ended, a slot fated, a gauge that moved at the last reading),
+each from a pattern ``prometheus_client`` wrote once for the family
+(:class:`~cronduit.daemon.metric_text.KeptFamily`). What it serves is as new as the scrape
+for the counters and histograms, and as the last reading of the gauges, at most
+:data:`GAUGES_EVERY` seconds old, for the gauges.
 
 The families are the daemon's own, not ``prometheus_client``'s global registry, so two
 daemons in one process (the tests) never share a series. Labels carry job names, outcomes,
@@ -34,11 +35,10 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
-from prometheus_client.utils import floatToGoString
 
 from cronduit.core.config.model import Config
 from cronduit.core.enums import Outcome, SlotFate
-from cronduit.daemon.metric_text import KeptFamily
+from cronduit.daemon.metric_text import KeptFamily, Key, count_written, written
 from cronduit.ports import Store
 
 __all__ = ["DURATION_BUCKETS", "GAUGES_EVERY", "LATENESS_BUCKETS", "DaemonMetrics",
@@ -93,8 +93,7 @@ one past every bound), and their sum."""
 def _le(bounds: tuple[float, ...]) -> tuple[str, ...]:
     """The ``le`` labels of buckets ending at ``bounds``, written as ``prometheus_client``
     writes them, and the last, ``+Inf``."""
-    # (prometheus_client leaves this function unannotated)
-    return (*(floatToGoString(bound) for bound in bounds), "+Inf")  # type: ignore[no-untyped-call]
+    return (*map(written, bounds), "+Inf")
 
 
 def observed(value: Histogram, bounds: tuple[float, ...], amount: float) -> Histogram:
@@ -106,32 +105,45 @@ def observed(value: Histogram, bounds: tuple[float, ...], amount: float) -> Hist
 
 
 def _histogram(name: str, documentation: str, bounds: tuple[float, ...],
-               labels: tuple[str, ...]) -> KeptFamily[Any, Histogram]:
+               labels: tuple[str, ...]) -> KeptFamily[Histogram]:
     le = _le(bounds)
 
-    def add(metric: Metric, key: Any, value: Histogram) -> None:
+    def add(metric: Metric, key: Key, value: Histogram) -> None:
         assert isinstance(metric, HistogramMetricFamily)
         counts, total = value
         metric.add_metric(key, list(zip(le, accumulate(counts), strict=True)), total)
 
-    return KeptFamily(lambda: HistogramMetricFamily(name, documentation, labels=labels), add)
+    def samples(value: Histogram) -> tuple[str, ...]:
+        """The buckets cumulated, the count and the sum: what ``add`` adds, in its order."""
+        counts, total = value
+        cumulated = tuple(map(count_written, accumulate(counts)))
+        return (*cumulated, cumulated[-1], written(total))
+
+    return KeptFamily(lambda: HistogramMetricFamily(name, documentation, labels=labels),
+                      len(labels), add, samples, ((0,) * (len(bounds) + 1), 0.0))
 
 
-def _counter(name: str, documentation: str,
-             labels: tuple[str, ...]) -> KeptFamily[tuple[str, ...], float]:
-    def add(metric: Metric, key: tuple[str, ...], value: float) -> None:
+def _one(value: float) -> tuple[str]:
+    """The one sample of a counter or a gauge, a count (an int) kept as written."""
+    return (count_written(value) if isinstance(value, int) else written(value),)
+
+
+def _counter(name: str, documentation: str, labels: tuple[str, ...]) -> KeptFamily[float]:
+    def add(metric: Metric, key: Key, value: float) -> None:
         assert isinstance(metric, CounterMetricFamily)
         metric.add_metric(key, value)
 
-    return KeptFamily(lambda: CounterMetricFamily(name, documentation, labels=labels), add)
+    return KeptFamily(lambda: CounterMetricFamily(name, documentation, labels=labels),
+                      len(labels), add, _one, 0.0)
 
 
-def _gauge(name: str, documentation: str) -> KeptFamily[str, float]:
-    def add(metric: Metric, job: str, value: float) -> None:
+def _gauge(name: str, documentation: str) -> KeptFamily[float]:
+    def add(metric: Metric, key: Key, value: float) -> None:
         assert isinstance(metric, GaugeMetricFamily)
-        metric.add_metric([job], value)
+        metric.add_metric(key, value)
 
-    return KeptFamily(lambda: GaugeMetricFamily(name, documentation, labels=["job"]), add)
+    return KeptFamily(lambda: GaugeMetricFamily(name, documentation, labels=["job"]), 1, add,
+                      _one, 0.0)
 
 
 class DaemonMetrics:
@@ -169,7 +181,7 @@ class DaemonMetrics:
             "When the job's newest successful run ended (Unix time); none if it never "
             "succeeded")
         self._paused = _gauge("cronduit_job_paused", "1 while the job is paused, else 0")
-        self._families: tuple[KeptFamily[Any, Any], ...] = (
+        self._families: tuple[KeptFamily[Any], ...] = (
             self._runs, self._duration, self._lateness, self._slots, self._waiting,
             self._next_run, self._last_success, self._paused)
         self._lateness.set((), ((0,) * (len(LATENESS_BUCKETS) + 1), 0.0))
@@ -177,7 +189,7 @@ class DaemonMetrics:
     def run_ended(self, job: str, outcome: Outcome, seconds: float | None) -> None:
         with self._lock:
             key = (job, str(outcome))
-            self._runs.set(key, self._runs.values.get(key, 0.0) + 1)
+            self._runs.set(key, self._runs.values.get(key, 0) + 1)
             if seconds is not None:
                 self._observe(self._duration, (job,), DURATION_BUCKETS, seconds)
 
@@ -188,10 +200,10 @@ class DaemonMetrics:
     def slots_fated(self, job: str, fate: SlotFate, kind: str, count: int) -> None:
         with self._lock:
             key = (job, str(fate), kind)
-            self._slots.set(key, self._slots.values.get(key, 0.0) + count)
+            self._slots.set(key, self._slots.values.get(key, 0) + count)
 
     @staticmethod
-    def _observe(family: KeptFamily[tuple[str, ...], Histogram], key: tuple[str, ...],
+    def _observe(family: KeptFamily[Histogram], key: Key,
                  bounds: tuple[float, ...], amount: float) -> None:
         empty = ((0,) * (len(bounds) + 1), 0.0)
         family.set(key, observed(family.values.get(key, empty), bounds, amount))
@@ -204,16 +216,20 @@ class DaemonMetrics:
         """Make the gauges show ``read``: only the jobs whose figures moved are rendered
         again at the next scrape."""
         with self._lock:
-            self._waiting.replace({job: read.waiting.get(job, 0) for job in read.jobs})
-            self._next_run.replace(read.next_due)
-            self._last_success.replace(read.last_success)
-            self._paused.replace({job: 1 if job in read.paused else 0 for job in read.jobs})
+            self._waiting.replace({(job,): read.waiting.get(job, 0) for job in read.jobs})
+            self._next_run.replace({(job,): due for job, due in read.next_due.items()})
+            self._last_success.replace({(job,): at for job, at in read.last_success.items()})
+            self._paused.replace({(job,): 1 if job in read.paused else 0 for job in read.jobs})
+
+    def pending(self) -> int:
+        """How many keys changed since the last render (a hint: read without the lock)."""
+        return sum(family.pending for family in self._families)
 
     def write_changes(self) -> int:
         """Render the keys changed since the last render, ahead of the next scrape (the
-        daemon's loop asks after each reading of the gauges, off its event loop and off the
-        engine's thread): a scrape then renders only what changed since. The number of
-        keys rendered."""
+        daemon's loop asks after each of its turns that changed some, off its event loop and
+        off the engine's thread): a scrape then renders only what changed since. The number
+        of keys rendered."""
         with self._rendering:
             return self._write_changes()
 
