@@ -89,3 +89,109 @@ def test_timers_of_gives_the_timers_of_the_jobs_asked_for(store: Store) -> None:
         assert {"a": tx.get_timer("a"), "c": tx.get_timer("c")} == found
         assert T0 + timedelta(hours=2) == found["c"].due_at
         assert {} == tx.timers_of([])
+
+
+def skipped(run_id: str, job: str, minute: int) -> Run:
+    at = T0 + timedelta(minutes=minute)
+    return Run(id=run_id, job=job, kind="timer", label="timer", state="ended", created_at=at,
+               exclusive=False, outcome="skipped", reason="overlap: skip", finished_at=at)
+
+
+def test_jobs_last_ended_finds_the_jobs_whose_last_counted_run_failed(store: Store) -> None:
+    """A job's last counted run is its newest that ended and was not skipped: skips after a
+    failure leave it failing, a run going leaves its last as it was, a success clears it."""
+    with store.transaction() as tx:
+        tx.insert_run(run("a0", "a", 0, "failure"))
+        tx.insert_run(run("b0", "b", 1, "success"))
+        tx.insert_run(run("b1", "b", 2, "timeout"))
+        tx.insert_run(run("c0", "c", 0, "failure"))
+        for n in range(1, 6):  # five skips after its failure: still failing
+            tx.insert_run(skipped(f"c{n}", "c", 10 + n))
+        tx.insert_run(run("d0", "d", 3, "failure"))
+        tx.insert_run(run("d1", "d", 4, "success"))
+        tx.insert_run(run("e0", "e", 5, "failure"))
+        tx.insert_run(run("e1", "e", 6, None))  # going: its last is still the failure
+        tx.insert_run(skipped("f0", "f", 7))  # skipped only: no last run at all
+        tx.insert_run(run("g0", "g", 8, "cancelled"))
+    with store.transaction() as tx:
+        everyone = ["a", "b", "c", "d", "e", "f", "g", "nobody"]
+        assert {"a", "b", "c", "e"} == tx.jobs_last_ended(everyone, ["failure", "timeout"])
+        assert {"b"} == tx.jobs_last_ended(everyone, ["timeout"])
+        assert {"g"} == tx.jobs_last_ended(everyone, ["cancelled"])
+        assert {"a"} == tx.jobs_last_ended(["a", "d"], ["failure"])
+        assert set() == tx.jobs_last_ended([], ["failure"])
+        assert set() == tx.jobs_last_ended(everyone, [])
+
+
+def test_jobs_skipped_in_a_row_finds_the_jobs_whose_newest_runs_were_all_skipped(
+        store: Store) -> None:
+    """All of the newest ``count``: a run going or one that ran among them, or fewer runs
+    than that, and the job is left out."""
+    with store.transaction() as tx:
+        tx.insert_run(run("a0", "a", 0, "failure"))
+        for n in range(1, 4):
+            tx.insert_run(skipped(f"a{n}", "a", n))
+        for n in range(3):
+            tx.insert_run(skipped(f"b{n}", "b", n))
+        tx.insert_run(run("b3", "b", 3, None))  # a run going is the newest
+        for n in range(2):
+            tx.insert_run(skipped(f"c{n}", "c", n))  # two skips only
+        tx.insert_run(skipped("d0", "d", 0))
+        tx.insert_run(run("d1", "d", 1, "success"))
+        tx.insert_run(skipped("d2", "d", 2))
+        tx.insert_run(skipped("d3", "d", 3))
+    with store.transaction() as tx:
+        everyone = ["a", "b", "c", "d", "nobody"]
+        assert {"a"} == tx.jobs_skipped_in_a_row(everyone, 3)
+        assert {"a", "c", "d"} == tx.jobs_skipped_in_a_row(everyone, 2)
+        assert {"a", "c", "d"} == tx.jobs_skipped_in_a_row(everyone, 1)
+        assert set() == tx.jobs_skipped_in_a_row([], 3)
+
+
+def test_armed_jobs_names_the_jobs_with_a_timer_and_those_due_before_an_instant(
+        store: Store) -> None:
+    """Due strictly before the instant; none, with no timers."""
+    from cronduit.ports import Timer  # noqa: PLC0415
+
+    with store.transaction() as tx:
+        assert set() == tx.armed_jobs()
+        tx.put_timers([Timer(job, "cron 0 * * * *", T0, "", T0 + timedelta(hours=n), None)
+                       for n, job in enumerate(["a", "b", "c"])])
+    with store.transaction() as tx:
+        assert {"a", "b", "c"} == tx.armed_jobs()
+        assert {"a", "b"} == tx.armed_jobs(T0 + timedelta(hours=2))
+        assert set() == tx.armed_jobs(T0)
+
+
+def test_the_failing_and_skipping_reads_search_each_jobs_runs_from_the_newest(
+        tmp_path: Path) -> None:
+    """SQLite: searches of ``runs_by_job`` per job asked for, never a scan of the runs; and
+    the waiting counts read the index by state, not every event."""
+    SqliteStore(tmp_path / "cronduit.db").close()
+    db = sqlite3.connect(tmp_path / "cronduit.db")
+    values = {"jobs": '["a", "b"]', "outcomes": '["failure"]', "count": 3}
+    for name in ("jobs_last_ended", "jobs_skipped_in_a_row"):
+        plan = " | ".join(str(row[-1]) for row in db.execute(
+            "EXPLAIN QUERY PLAN " + queries()[name], values))
+        assert "USING INDEX runs_by_job (job=?" in plan, plan
+        assert "SCAN r " not in plan + " ", plan
+    waiting = " | ".join(str(row[-1]) for row in db.execute(
+        "EXPLAIN QUERY PLAN " + queries()["waiting_counts"]))
+    db.close()
+    assert "events_by_state (state=?)" in waiting, waiting
+
+
+def test_the_failing_and_skipping_reads_use_the_index_on_postgresql_too() -> None:
+    """PostgreSQL: index scans of ``runs_by_job`` (sequential scans off)."""
+    with fresh_schema() as schema:
+        PostgresStore(in_schema(schema)).close()
+        with psycopg.connect(in_schema(schema), autocommit=True,
+                             cursor_factory=psycopg.ClientCursor) as db:
+            db.execute("SET enable_seqscan = off")
+            for name in ("jobs_last_ended", "jobs_skipped_in_a_row"):
+                rows = db.execute("EXPLAIN " + pg_queries()[name].decode(),
+                                  {"jobs": ["a", "b"], "outcomes": ["failure"],
+                                   "count": 3}).fetchall()
+                plan = " | ".join(str(row[0]) for row in rows)
+                assert "runs_by_job" in plan, plan
+                assert "Seq Scan on runs" not in plan, plan

@@ -24,18 +24,23 @@ from cronduit.core.enums import EventState, SlotFate, TriggerKind
 from cronduit.core.explain import explain
 from cronduit.core.slot_ledger import ledger_fate
 from cronduit.core.status import (
+    FAILED,
+    OVERDUE_AFTER,
     SKIPS_IN_A_ROW,
     JobStatus,
+    diverges,
     judge,
     last_counted,
     next_elapse,
+    timer_state,
     upcoming_slots,
 )
 from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Timer, Transaction
 
-__all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "duration_s", "job_facts", "job_statuses",
-           "run_record", "slot_facts", "slot_view", "statuses_with_runs", "timing_of", "utc"]
+__all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "diverging_jobs", "duration_s",
+           "failing_jobs", "job_facts", "job_statuses", "run_record", "slot_facts",
+           "slot_view", "statuses_with_runs", "timing_of", "utc"]
 
 NEXT_SLOTS = 5
 """How many slots to come each job's facts list."""
@@ -137,6 +142,36 @@ def _going(tx: Transaction, names: Sequence[str]
     for run in tx.active_runs():
         active.setdefault(run.job, []).append(run)
     return tx.timers_of(names), active, tx.waiting_counts()
+
+
+def failing_jobs(tx: Transaction, names: Sequence[str]) -> list[str]:
+    """Those of the named jobs whose last counted run failed or timed out (the first of
+    their divergences, :data:`~cronduit.core.status.FAILED`), in the order given: one
+    statement however many jobs, no job judged whole."""
+    found = tx.jobs_last_ended(names, FAILED)
+    return [name for name in names if name in found]
+
+
+def diverging_jobs(tx: Transaction, config: Config, names: Sequence[str], now: datetime,
+                   timers_expected: bool) -> list[str]:
+    """Those of the named jobs that :func:`job_statuses` finds any divergence in, in the
+    order given, without judging each whole: the facts divergence rests on are read for
+    every job at once (the pauses, which jobs are armed and which overdue, which failed and
+    which keep being skipped: five statements however many jobs) and weighed by the core
+    (:func:`~cronduit.core.status.diverges`). A job outside all of those sets, with a timer
+    or without a timing, cannot diverge, so only the others are weighed."""
+    paused = {pause.job for pause in tx.pauses()}
+    armed = tx.armed_jobs()
+    overdue = tx.armed_jobs(now - OVERDUE_AFTER)
+    failed = tx.jobs_last_ended(names, FAILED)
+    skipping = tx.jobs_skipped_in_a_row([name for name in names if name not in paused],
+                                        SKIPS_IN_A_ROW)
+    weighed = (failed | skipping | overdue).intersection(names) | set(names).difference(armed)
+    found = {name for name in weighed if diverges(
+        name in failed, name in paused, name in skipping,
+        timer_state(config.jobs[name], name in armed, name in paused), name in overdue,
+        timers_expected)}
+    return [name for name in names if name in found]
 
 
 def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:

@@ -188,6 +188,21 @@ class WorkAndRuns(Protocol):
         dashboard's strip of recent runs for a page of jobs."""
         ...
 
+    def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
+        """Those of ``jobs`` whose last counted run ended with one of ``outcomes``: the
+        newest run that ended and was not skipped, the run a job's status reports as its
+        last (:func:`cronduit.core.status.last_counted`). One statement however many jobs,
+        each job's runs read from its newest down to that run only (never its history):
+        which of 10,000 jobs are failing, for the dashboard's filter and the API's
+        ``healthy``."""
+        ...
+
+    def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
+        """Those of ``jobs`` whose newest ``count`` runs (ended or not) were all skipped; a
+        job with fewer runs is left out. One statement however many jobs, each reading its
+        newest run only unless that one was skipped."""
+        ...
+
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
         """Up to ``limit`` runs that ``where`` selects, newest first (by the order they were
         created in), ended or not; with ``after``, only those created before the run of

@@ -93,6 +93,11 @@ class NamedQueries(ABC):
     def _fields(self, record: object) -> dict[str, Any]:
         """A record's fields as this backend binds them."""
 
+    @staticmethod
+    def _names(rows: Rows) -> set[str]:
+        """The first column of every row, as a set of names."""
+        return {str(row[0]) for row in rows.fetchall()}
+
     def _one(self, kind: type[R], query: str, /, **values: Any) -> R | None:
         found = self._all(kind, query, **values)
         return found[0] if found else None
@@ -174,6 +179,11 @@ class NamedQueries(ABC):
         return {timer.job: timer
                 for timer in self._all(Timer, "timers_of", jobs=self._array(list(jobs)))}
 
+    def armed_jobs(self, due_before: datetime | None = None) -> set[str]:
+        if due_before is None:
+            return self._names(self._run("armed_jobs"))
+        return self._names(self._run("armed_jobs_due_before", due_before=due_before))
+
     def put_timers(self, timers: Sequence[Timer]) -> None:
         self._many("put_timer", [self._fields(timer) for timer in timers])
 
@@ -202,6 +212,18 @@ class NamedQueries(ABC):
                              per_job=per_job):
             found.setdefault(run.job, []).append(run)
         return found
+
+    def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
+        if not jobs or not outcomes:
+            return set()
+        return self._names(self._run("jobs_last_ended", jobs=self._array(list(jobs)),
+                                     outcomes=self._array([str(o) for o in outcomes])))
+
+    def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
+        if not jobs:
+            return set()
+        return self._names(self._run("jobs_skipped_in_a_row", jobs=self._array(list(jobs)),
+                                     count=count))
 
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
         return self._all(Run, "find_runs", job=where.job, outcome=where.outcome,

@@ -73,6 +73,12 @@ SELECT * FROM timers WHERE job = %(job)s;
 -- The timers of the jobs in jobs: one primary-key look-up each.
 SELECT * FROM timers WHERE job = ANY(%(jobs)s::text[]) ORDER BY job;
 
+-- name: armed_jobs
+SELECT job FROM timers;
+
+-- name: armed_jobs_due_before
+SELECT job FROM timers WHERE due_at < %(due_before)s;
+
 -- name: put_timer
 INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
 VALUES (%(job)s, %(timing_key)s, %(slot)s, %(slot_name)s, %(due_at)s, %(last_name)s,
@@ -146,6 +152,24 @@ SELECT r.* FROM unnest(%(jobs)s::text[]) AS j(job)
 CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.job = j.job
                     ORDER BY seq DESC LIMIT %(per_job)s) AS r
 ORDER BY r.job, r.seq DESC;
+
+-- name: jobs_last_ended
+-- The jobs whose last counted run, the newest that ended and was not skipped, ended with one
+-- of outcomes: one index scan of runs_by_job per job, from its newest run down to that one.
+SELECT j.job FROM unnest(%(jobs)s::text[]) AS j(job)
+WHERE (SELECT r.outcome FROM runs AS r
+       WHERE r.job = j.job AND r.state = 'ended' AND r.outcome IS DISTINCT FROM 'skipped'
+       ORDER BY r.seq DESC LIMIT 1) = ANY(%(outcomes)s::text[]);
+
+-- name: jobs_skipped_in_a_row
+-- The jobs whose newest count runs were all skipped: one index scan of runs_by_job per job,
+-- reading its newest run only unless that one was skipped.
+SELECT j.job FROM unnest(%(jobs)s::text[]) AS j(job)
+WHERE (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
+       ORDER BY r.seq DESC LIMIT 1) = 'skipped'
+    AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
+                               ORDER BY r.seq DESC LIMIT %(count)s) AS n
+         WHERE n.outcome = 'skipped') = %(count)s;
 
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before.
