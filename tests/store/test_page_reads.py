@@ -165,15 +165,17 @@ def test_armed_jobs_names_the_jobs_with_a_timer_and_those_due_before_an_instant(
 
 def test_the_failing_and_skipping_reads_search_each_jobs_runs_from_the_newest(
         tmp_path: Path) -> None:
-    """SQLite: searches of ``runs_by_job`` per job asked for, never a scan of the runs; and
-    the waiting counts read the index by state, not every event."""
+    """SQLite: searches of ``runs_by_job`` per job asked for, from the index alone (never a
+    run's row, nor a scan of the runs); and the waiting counts read the index by state, not
+    every event."""
     SqliteStore(tmp_path / "cronduit.db").close()
     db = sqlite3.connect(tmp_path / "cronduit.db")
     values = {"jobs": '["a", "b"]', "outcomes": '["failure"]', "count": 3}
     for name in ("jobs_last_ended", "jobs_skipped_in_a_row"):
         plan = " | ".join(str(row[-1]) for row in db.execute(
             "EXPLAIN QUERY PLAN " + queries()[name], values))
-        assert "USING INDEX runs_by_job (job=?" in plan, plan
+        assert "USING COVERING INDEX runs_by_job (job=?" in plan, plan
+        assert "USING INDEX" not in plan, plan  # never a run's row
         assert "SCAN r " not in plan + " ", plan
     waiting = " | ".join(str(row[-1]) for row in db.execute(
         "EXPLAIN QUERY PLAN " + queries()["waiting_counts"]))

@@ -28,6 +28,7 @@ from cronduit.core.status import (
     OVERDUE_AFTER,
     SKIPS_IN_A_ROW,
     JobStatus,
+    TimerState,
     diverges,
     judge,
     last_counted,
@@ -159,19 +160,36 @@ def diverging_jobs(tx: Transaction, config: Config, names: Sequence[str], now: d
     every job at once (the pauses, which jobs are armed and which overdue, which failed and
     which keep being skipped: five statements however many jobs) and weighed by the core
     (:func:`~cronduit.core.status.diverges`). A job outside all of those sets, with a timer
-    or without a timing, cannot diverge, so only the others are weighed."""
+    or without a timing, cannot diverge (the core's rule, which the weighing of all of them
+    would find too), so only the others are weighed."""
     paused = {pause.job for pause in tx.pauses()}
     armed = tx.armed_jobs()
     overdue = tx.armed_jobs(now - OVERDUE_AFTER)
     failed = tx.jobs_last_ended(names, FAILED)
     skipping = tx.jobs_skipped_in_a_row([name for name in names if name not in paused],
                                         SKIPS_IN_A_ROW)
-    weighed = (failed | skipping | overdue).intersection(names) | set(names).difference(armed)
+    unarmed = _timed(config).intersection(names).difference(armed)
+    weighed = (failed | skipping | overdue).intersection(names) | unarmed
     found = {name for name in weighed if diverges(
         name in failed, name in paused, name in skipping,
         timer_state(config.jobs[name], name in armed, name in paused), name in overdue,
         timers_expected)}
     return [name for name in names if name in found]
+
+
+_TIMED: list[tuple[Config, frozenset[str]]] = []
+"""The timed jobs of the config in force, worked out once per config (an apply makes a new
+one): which of 10,000 jobs could be unarmed."""
+
+
+def _timed(config: Config) -> frozenset[str]:
+    """The jobs of ``config`` that have a timing, hence a timer when armed."""
+    known = _TIMED[0] if _TIMED else None
+    if known is None or known[0] is not config:
+        known = (config, frozenset(name for name, job in config.jobs.items() if (
+            timer_state(job, armed=False, paused=False) is TimerState.UNARMED)))
+        _TIMED[:] = [known]
+    return known[1]
 
 
 def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:

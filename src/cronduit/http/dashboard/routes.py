@@ -223,13 +223,10 @@ class _Pages:
                 if state == "paused":
                     paused = {pause.job for pause in tx.pauses()}
                     chosen = [name for name in names if name in paused]
-                if state in ("failing", "diverged"):
-                    # every candidate is judged (its newest few runs suffice), then only
-                    # the page's jobs get their strip
-                    judged = reports.statuses_with_runs(tx, config, chosen, now, expected,
-                                                        3)
-                    chosen = [status.job.name for status, _ in judged
-                              if views.keeps(status, state)]
+                if state == "failing":  # found by the store at once, none judged whole
+                    chosen = reports.failing_jobs(tx, chosen)
+                if state == "diverged":
+                    chosen = reports.diverging_jobs(tx, config, chosen, now, expected)
                 first = (page - 1) * PAGE
                 shown = chosen[first:first + PAGE]
                 rows = [views.job_row(status, recent, now) for status, recent

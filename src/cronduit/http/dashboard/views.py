@@ -139,19 +139,6 @@ def job_row(status: JobStatus[Run, Pause], recent: Sequence[Run], now: datetime)
         paused=pause_banner(paused_facts(status.pause)), reminder=status.reminder)
 
 
-def keeps(status: JobStatus[Run, Pause], state: str) -> bool:
-    """Whether the state filter keeps the job: judged from its status, as ``status`` says
-    it (a failing job's last counted run failed or timed out; a diverged one has any
-    divergence)."""
-    if state == "paused":
-        return status.pause is not None
-    if state == "failing":
-        return status.last is not None and status.last.outcome in FAILED
-    if state == "diverged":
-        return bool(status.divergences)
-    return True
-
-
 def outcome_choices() -> tuple[str, ...]:
     """The outcomes a run history filter offers, as the store spells them."""
     return tuple(str(outcome) for outcome in Outcome)

@@ -138,8 +138,8 @@ ORDER BY r.job, r.seq DESC;
 -- name: jobs_last_ended
 -- The jobs (:jobs, a JSON array) whose last counted run, the newest that ended and was not
 -- skipped, ended with one of :outcomes (a JSON array): one search of runs_by_job per job,
--- from its newest run down to that one (the index named: without statistics the planner
--- takes runs_active for the state, which holds every ended run).
+-- from its newest run down to that one, in the index alone (named: without statistics the
+-- planner takes runs_active for the state, which holds every ended run).
 SELECT j.value FROM json_each(:jobs) AS j
 WHERE (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
        WHERE r.job = j.value AND r.state = 'ended' AND r.outcome IS NOT 'skipped'
@@ -147,12 +147,13 @@ WHERE (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
 
 -- name: jobs_skipped_in_a_row
 -- The jobs (:jobs, a JSON array) whose newest :count runs were all skipped: one search of
--- runs_by_job per job, reading its newest run only unless that one was skipped.
+-- runs_by_job per job, in the index alone, reading its newest run only unless that one was
+-- skipped.
 SELECT j.value FROM json_each(:jobs) AS j
 WHERE (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job WHERE r.job = j.value
        ORDER BY r.seq DESC LIMIT 1) = 'skipped'
-    AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r WHERE r.job = j.value
-                               ORDER BY r.seq DESC LIMIT :count) AS n
+    AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
+                               WHERE r.job = j.value ORDER BY r.seq DESC LIMIT :count) AS n
          WHERE n.outcome = 'skipped') = :count;
 
 -- name: find_runs
