@@ -247,9 +247,10 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
                 chosen = reports.failing_jobs(tx, chosen)
             if state == "diverged":
                 chosen = reports.diverging_jobs(tx, config, chosen, now, expected)
-            return [views.job_row(status, recent, now) for status, recent in
-                    reports.statuses_with_runs(tx, config, chosen[:PAGE], now, expected,
-                                               views.STRIP)]
+            marks = tx.run_marks(chosen[:PAGE], views.STRIP)
+            return [views.job_row(status, marks.get(status.job.name, []), now)
+                    for status, _ in reports.statuses_with_runs(
+                        tx, config, chosen[:PAGE], now, expected, 4)]
         return read
 
     def one_run(tx: Transaction) -> object:

@@ -84,6 +84,8 @@ jobs:
   just-due: {run: "true", cron: "0 3 * * *"}
   manual: {run: "true"}
   going: {run: "true"}
+  skips-then-going: {run: "true"}
+  failed-then-going: {run: "true"}
 """
 
 
@@ -96,7 +98,9 @@ def judged_store(store: Store) -> tuple[Config, datetime]:
             ("failed", "failure"), ("timed-out-then-skipped", "timeout"),
             *[("timed-out-then-skipped", "skipped")] * 4, *[("skipping", "skipped")] * 3,
             *[("skipping-paused", "skipped")] * 3, ("failed-paused", "failure"),
-            ("going", "failure"), ("going", "success"), ("going", None)]
+            ("going", "failure"), ("going", "success"), ("going", None),
+            *[("skips-then-going", "skipped")] * 3, ("skips-then-going", None),
+            ("failed-then-going", "timeout"), ("failed-then-going", None)]
     due = {"fine": now + timedelta(hours=1), "failed": now, "overdue": now - timedelta(minutes=2),
            "overdue-paused": now - timedelta(hours=1), "just-due": now - timedelta(seconds=59)}
     with store.transaction() as tx:
@@ -132,9 +136,10 @@ def test_the_jobs_found_diverging_or_failing_are_those_their_statuses_say(
     assert [s.job.name for s in statuses if s.divergences] == diverging
     assert [s.job.name for s in statuses if s.last is not None
             and s.last.outcome in FAILED] == failing
-    assert ["failed", "timed-out-then-skipped", "failed-paused"] == failing
+    assert ["failed", "timed-out-then-skipped", "failed-paused", "failed-then-going"
+            ] == failing
     assert ["failed", "timed-out-then-skipped", "skipping", "failed-paused"] + (
-        ["unarmed", "overdue"] if expected else []) == diverging
+        ["unarmed", "overdue"] if expected else []) + ["failed-then-going"] == diverging
     assert (["overdue", "failed"] if expected else ["failed"]) == some
 
 

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
+import pytest
 
-from cronduit.ports import Run, Store
+from cronduit.ports import Run, RunMark, Store
 from cronduit.store.pg.transaction import queries as pg_queries
 from cronduit.store.postgres import PostgresStore
 from cronduit.store.sql.transaction import queries
@@ -49,22 +50,44 @@ def test_recent_runs_gives_each_jobs_newest_runs_newest_first(store: Store) -> N
         assert {} == tx.recent_runs([], 20)
 
 
-def test_recent_runs_searches_each_jobs_runs_from_the_newest(tmp_path: Path) -> None:
-    """SQLite: one search of ``runs_by_job`` per job asked for, never a scan of the runs."""
+def test_run_marks_are_the_recent_runs_few_fields(store: Store) -> None:
+    """The same runs as :meth:`recent_runs`, in its order, each with its id, kind, state,
+    outcome and reason."""
+    with store.transaction() as tx:
+        for n in range(6):
+            tx.insert_run(run(f"a{n}", "a", n, "failure" if n % 2 else "success"))
+        tx.insert_run(run("b0", "b", 1, None))
+    with store.transaction() as tx:
+        marks = tx.run_marks(["a", "b", "nobody"], 4)
+        recent = tx.recent_runs(["a", "b", "nobody"], 4)
+        assert {job: [RunMark(r.id, r.job, r.kind, str(r.state), r.outcome, r.reason)
+                      for r in runs] for job, runs in recent.items()} == marks
+        assert ["a5", "a4", "a3", "a2"] == [mark.id for mark in marks["a"]]
+        assert [("running", None)] == [(m.state, m.outcome) for m in marks["b"]]
+        assert {} == tx.run_marks([], 4)
+
+
+@pytest.mark.parametrize("query", ["recent_runs", "run_marks"])
+def test_recent_runs_searches_each_jobs_runs_from_the_newest(tmp_path: Path,
+                                                             query: str) -> None:
+    """SQLite: one search of ``runs_by_job`` per job asked for, each run's row found by its
+    key, never a scan of the runs."""
     SqliteStore(tmp_path / "cronduit.db").close()
     db = sqlite3.connect(tmp_path / "cronduit.db")
     plan = " | ".join(str(row[-1]) for row in db.execute(
-        "EXPLAIN QUERY PLAN " + queries()["recent_runs"], {"jobs": '["a", "b"]', "per_job": 20}))
+        "EXPLAIN QUERY PLAN " + queries()[query], {"jobs": '["a", "b"]', "per_job": 20}))
     db.close()
-    assert "USING INDEX runs_by_job (job=?" in plan
+    assert "INDEX runs_by_job (job=?" in plan
+    assert "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)" in plan
     assert "SCAN r " not in plan + " "
     assert "SCAN n " not in plan + " "
 
 
-def test_recent_runs_reads_the_index_on_postgresql_too() -> None:
+@pytest.mark.parametrize("query", ["recent_runs", "run_marks"])
+def test_recent_runs_reads_the_index_on_postgresql_too(query: str) -> None:
     """PostgreSQL: an index scan of ``runs_by_job`` per job (sequential scans off, so the
     plan shows whether the index can serve the query at all)."""
-    text = pg_queries()["recent_runs"].decode()
+    text = pg_queries()[query].decode()
     with fresh_schema() as schema:
         PostgresStore(in_schema(schema)).close()
         with psycopg.connect(in_schema(schema), autocommit=True,
@@ -123,6 +146,26 @@ def test_jobs_last_ended_finds_the_jobs_whose_last_counted_run_failed(store: Sto
         assert set() == tx.jobs_last_ended(everyone, [])
 
 
+def test_newest_ended_outcomes_give_each_jobs_newest_ended_run_skipped_or_not(
+        store: Store) -> None:
+    """A run going is passed over, a skip is not; only the outcomes asked for are given."""
+    with store.transaction() as tx:
+        tx.insert_run(run("a0", "a", 0, "failure"))
+        tx.insert_run(run("a1", "a", 1, None))  # going: a's newest ended is still a0
+        tx.insert_run(run("b0", "b", 2, "failure"))
+        tx.insert_run(skipped("b1", "b", 3))
+        tx.insert_run(run("c0", "c", 4, "success"))
+        tx.insert_run(run("d0", "d", 5, None))  # nothing ended yet
+    with store.transaction() as tx:
+        everyone = ["a", "b", "c", "d", "nobody"]
+        assert {"a": "failure", "b": "skipped"} == tx.newest_ended_outcomes(
+            everyone, ["failure", "timeout", "skipped"])
+        assert {"a": "failure"} == tx.newest_ended_outcomes(everyone, ["failure"])
+        assert {"c": "success"} == tx.newest_ended_outcomes(["c", "d"], ["success"])
+        assert {} == tx.newest_ended_outcomes([], ["failure"])
+        assert {} == tx.newest_ended_outcomes(everyone, [])
+
+
 def test_jobs_skipped_in_a_row_finds_the_jobs_whose_newest_runs_were_all_skipped(
         store: Store) -> None:
     """All of the newest ``count``: a run going or one that ran among them, or fewer runs
@@ -171,7 +214,7 @@ def test_the_failing_and_skipping_reads_search_each_jobs_runs_from_the_newest(
     SqliteStore(tmp_path / "cronduit.db").close()
     db = sqlite3.connect(tmp_path / "cronduit.db")
     values = {"jobs": '["a", "b"]', "outcomes": '["failure"]', "count": 3}
-    for name in ("jobs_last_ended", "jobs_skipped_in_a_row"):
+    for name in ("newest_ended_outcomes", "jobs_last_ended", "jobs_skipped_in_a_row"):
         plan = " | ".join(str(row[-1]) for row in db.execute(
             "EXPLAIN QUERY PLAN " + queries()[name], values))
         assert "USING COVERING INDEX runs_by_job (job=?" in plan, plan
@@ -190,7 +233,7 @@ def test_the_failing_and_skipping_reads_use_the_index_on_postgresql_too() -> Non
         with psycopg.connect(in_schema(schema), autocommit=True,
                              cursor_factory=psycopg.ClientCursor) as db:
             db.execute("SET enable_seqscan = off")
-            for name in ("jobs_last_ended", "jobs_skipped_in_a_row"):
+            for name in ("newest_ended_outcomes", "jobs_last_ended", "jobs_skipped_in_a_row"):
                 rows = db.execute("EXPLAIN " + pg_queries()[name].decode(),
                                   {"jobs": ["a", "b"], "outcomes": ["failure"],
                                    "count": 3}).fetchall()

@@ -50,6 +50,20 @@ class RunFilter:
     """Runs created before this instant."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunMark:
+    """A run as a strip of a job's recent runs shows it (:meth:`WorkAndRuns.run_marks`): the
+    few fields a mark on the dashboard's home page needs, read without the whole record."""
+
+    id: str
+    job: str
+    kind: str
+    state: str
+    """``running``, ``backoff`` or ``ended`` (:class:`~cronduit.core.enums.RunState`)."""
+    outcome: str | None
+    reason: str
+
+
 class WorkAndRuns(Protocol):
     """Each job's work, its runs, and their ends."""
 
@@ -186,6 +200,22 @@ class WorkAndRuns(Protocol):
         ended or not, newest first; a job without runs is left out. One statement however
         many jobs, each job read from its newest run down (never its whole history): the
         dashboard's strip of recent runs for a page of jobs."""
+        ...
+
+    def run_marks(self, jobs: Collection[str], per_job: int) -> dict[str, list[RunMark]]:
+        """:meth:`recent_runs` as :class:`RunMark`: each of ``jobs``' newest ``per_job`` runs,
+        newest first, a job without runs left out; one statement, each job read from its
+        newest run down, each run's row found by its key. The strips of a page of 100 jobs
+        (2,000 runs) read in a third of the time of their whole records."""
+        ...
+
+    def newest_ended_outcomes(self, jobs: Collection[str], outcomes: Collection[str]
+                              ) -> dict[str, str]:
+        """Each of ``jobs`` whose newest ended run, skipped or not, ended with one of
+        ``outcomes``, with that outcome. One statement however many jobs, each job's runs
+        read from its newest down to its newest ended one only, from the index by job:
+        the first look at which of 10,000 jobs may be failing or skipping (a job whose
+        newest ended run was neither failed nor skipped is neither)."""
         ...
 
     def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:

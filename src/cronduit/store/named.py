@@ -30,6 +30,7 @@ from cronduit.ports import (
     RunEnd,
     RunFilter,
     RunLogTail,
+    RunMark,
     StepAttempt,
     Timer,
 )
@@ -212,6 +213,23 @@ class NamedQueries(ABC):
                              per_job=per_job):
             found.setdefault(run.job, []).append(run)
         return found
+
+    def run_marks(self, jobs: Collection[str], per_job: int) -> dict[str, list[RunMark]]:
+        if not jobs:
+            return {}
+        found: dict[str, list[RunMark]] = {}
+        for mark in self._all(RunMark, "run_marks", jobs=self._array(list(jobs)),
+                              per_job=per_job):
+            found.setdefault(mark.job, []).append(mark)
+        return found
+
+    def newest_ended_outcomes(self, jobs: Collection[str], outcomes: Collection[str]
+                              ) -> dict[str, str]:
+        if not jobs or not outcomes:
+            return {}
+        rows = self._run("newest_ended_outcomes", jobs=self._array(list(jobs)),
+                         outcomes=self._array([str(o) for o in outcomes])).fetchall()
+        return {str(job): str(outcome) for job, outcome in rows}
 
     def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
         if not jobs or not outcomes:

@@ -153,6 +153,15 @@ CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.job = j.job
                     ORDER BY seq DESC LIMIT %(per_job)s) AS r
 ORDER BY r.job, r.seq DESC;
 
+-- name: newest_ended_outcomes
+-- The jobs whose newest ended run, skipped or not, ended with one of outcomes, with that
+-- outcome: one index scan of runs_by_job per job.
+SELECT job, outcome FROM (
+    SELECT j.job, (SELECT r.outcome FROM runs AS r WHERE r.job = j.job AND r.state = 'ended'
+                   ORDER BY r.seq DESC LIMIT 1) AS outcome
+    FROM unnest(%(jobs)s::text[]) AS j(job)) AS newest
+WHERE outcome = ANY(%(outcomes)s::text[]);
+
 -- name: jobs_last_ended
 -- The jobs whose last counted run, the newest that ended and was not skipped, ended with one
 -- of outcomes: one index scan of runs_by_job per job, from its newest run down to that one.
@@ -170,6 +179,13 @@ WHERE (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
     AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
                                ORDER BY r.seq DESC LIMIT %(count)s) AS n
          WHERE n.outcome = 'skipped') = %(count)s;
+
+-- name: run_marks
+-- recent_runs, the few fields a strip of recent runs shows.
+SELECT r.id, r.job, r.kind, r.state, r.outcome, r.reason FROM unnest(%(jobs)s::text[]) AS j(job)
+CROSS JOIN LATERAL (SELECT id, job, kind, state, outcome, reason, seq FROM runs
+                    WHERE runs.job = j.job ORDER BY seq DESC LIMIT %(per_job)s) AS r
+ORDER BY r.job, r.seq DESC;
 
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before.

@@ -129,11 +129,30 @@ SELECT * FROM runs WHERE job = :job ORDER BY seq DESC LIMIT :limit;
 
 -- name: recent_runs
 -- Each job's newest :per_job runs (:jobs is a JSON array), newest first: one search of
--- runs_by_job per job, so a job with years of history costs what a new one does.
-SELECT r.* FROM json_each(:jobs) AS j JOIN runs AS r ON r.job = j.value
+-- runs_by_job per job, so a job with years of history costs what a new one does; each
+-- run's row is then found by its key (seq), not searched for again in the index by job.
+SELECT r.* FROM json_each(:jobs) AS j, runs AS r
 WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
                 ORDER BY n.seq DESC LIMIT :per_job)
 ORDER BY r.job, r.seq DESC;
+
+-- name: run_marks
+-- recent_runs, the few fields a strip of recent runs shows.
+SELECT r.id, r.job, r.kind, r.state, r.outcome, r.reason FROM json_each(:jobs) AS j, runs AS r
+WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
+                ORDER BY n.seq DESC LIMIT :per_job)
+ORDER BY r.job, r.seq DESC;
+
+-- name: newest_ended_outcomes
+-- The jobs (:jobs, a JSON array) whose newest ended run, skipped or not, ended with one of
+-- :outcomes (a JSON array), with that outcome: one search of runs_by_job per job, in the
+-- index alone (named, as for jobs_last_ended).
+SELECT job, outcome FROM (
+    SELECT j.value AS job, (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
+                            WHERE r.job = j.value AND r.state = 'ended'
+                            ORDER BY r.seq DESC LIMIT 1) AS outcome
+    FROM json_each(:jobs) AS j)
+WHERE outcome IN (SELECT value FROM json_each(:outcomes));
 
 -- name: jobs_last_ended
 -- The jobs (:jobs, a JSON array) whose last counted run, the newest that ended and was not
