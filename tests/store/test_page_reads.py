@@ -240,3 +240,20 @@ def test_the_failing_and_skipping_reads_use_the_index_on_postgresql_too() -> Non
                 plan = " | ".join(str(row[0]) for row in rows)
                 assert "runs_by_job" in plan, plan
                 assert "Seq Scan on runs" not in plan, plan
+
+
+def test_a_page_of_runs_reads_from_the_cursor_down_by_key_or_the_jobs_index(
+        tmp_path: Path) -> None:
+    """SQLite: a page of every job's runs is a range of the primary key below the cursor's
+    run (never a scan of the newer runs); a page of one job's runs reads runs_by_job."""
+    SqliteStore(tmp_path / "cronduit.db").close()
+    db = sqlite3.connect(tmp_path / "cronduit.db")
+    values = {"job": "a", "outcome": None, "kind": None, "since": None, "until": None,
+              "after": "r1", "limit": 20}
+    plans = {name: " | ".join(str(row[-1]) for row in db.execute(
+        "EXPLAIN QUERY PLAN " + queries()[name], values))
+        for name in ("find_runs", "find_runs_of_job")}
+    db.close()
+    assert "SEARCH runs USING INTEGER PRIMARY KEY (rowid<?)" in plans["find_runs"], plans
+    assert "INDEX runs_by_job (job=? AND seq<?)" in plans["find_runs_of_job"], plans
+    assert "SCAN runs" not in " ".join(plans.values()), plans

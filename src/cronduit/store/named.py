@@ -244,7 +244,10 @@ class NamedQueries(ABC):
                                      count=count))
 
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
-        return self._all(Run, "find_runs", job=where.job, outcome=where.outcome,
+        if where.job is None:
+            return self._all(Run, "find_runs", outcome=where.outcome, kind=where.kind,
+                             since=where.since, until=where.until, after=after, limit=limit)
+        return self._all(Run, "find_runs_of_job", job=where.job, outcome=where.outcome,
                          kind=where.kind, since=where.since, until=where.until, after=after,
                          limit=limit)
 

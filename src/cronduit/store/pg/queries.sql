@@ -188,15 +188,27 @@ CROSS JOIN LATERAL (SELECT id, job, kind, state, outcome, reason, seq FROM runs
 ORDER BY r.job, r.seq DESC;
 
 -- name: find_runs
--- Keyset pagination, newest first: a page goes on below the last run of the one before.
+-- Keyset pagination, newest first: a page goes on below the last run of the one before (one
+-- range on seq, never inside an OR, so the primary key serves it from the cursor's run down).
 SELECT * FROM runs
-WHERE (%(job)s::text IS NULL OR job = %(job)s)
+WHERE (%(outcome)s::text IS NULL OR outcome = %(outcome)s)
+    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+    AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+    AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    AND seq < CASE WHEN %(after)s::text IS NULL THEN 9223372036854775807
+                   ELSE COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0) END
+ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: find_runs_of_job
+-- find_runs of one job (the job always given: its runs only, read from runs_by_job).
+SELECT * FROM runs
+WHERE job = %(job)s
     AND (%(outcome)s::text IS NULL OR outcome = %(outcome)s)
     AND (%(kind)s::text IS NULL OR kind = %(kind)s)
     AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
     AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
-    AND (%(after)s::text IS NULL
-         OR seq < COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0))
+    AND seq < CASE WHEN %(after)s::text IS NULL THEN 9223372036854775807
+                   ELSE COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0) END
 ORDER BY seq DESC LIMIT %(limit)s;
 
 -- name: runs_to_prune
