@@ -221,7 +221,9 @@ class _Pages:
         async def render(session: Session | None) -> Response:
             config, now, expected = self.gateway.config(), self.gateway.clock.now(), (
                 self._expected())
-            names = [name for name in config.jobs if wanted.lower() in name.lower()]
+            lowered = wanted.lower()
+            names = [name for name in config.jobs if lowered in name.lower()] if wanted else (
+                list(config.jobs))
 
             def read(tx: Transaction) -> tuple[list[views.JobRow], int]:
                 chosen = names
