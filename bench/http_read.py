@@ -9,6 +9,12 @@ p50 and p99 of 200 requests (or what 20 s allow), beside the same read done in-p
 with no HTTP: the store call the route makes in its reading transaction, timed alike. The
 ratio is what HTTP, validation and JSON add.
 
+``/v1/jobs`` is paged by job name: its first page, a page 90% of the names in, and a page of
+one job with no divergence (``?limit=1`` after the last timed job), where ``healthy`` must
+weigh every job through the batched reads: the dearest page. The dashboard's home page is
+asked without a filter and with ``state=failing`` and ``state=diverged``, each beside its
+read in-process (the filter, the page's statuses and strips; not the render).
+
 ``/metrics`` is asked once the daemon has run one webhook of each of a fifth of the jobs
 (series of runs exist only for jobs that ran since the daemon started; the gauges are there
 for every job); beside it, a scrape in-process of 10,000 jobs that have all run, with runs
