@@ -11,10 +11,10 @@ ratio is what HTTP, validation and JSON add.
 
 ``/v1/jobs`` is paged by job name: its first page, a page 90% of the names in, and a page of
 one job with no divergence (``?limit=1`` after the second last name: the talker, which has
-not run yet), where ``healthy`` must
-weigh every job through the batched reads: the dearest page. The dashboard's home page is
-asked without a filter and with ``state=failing`` and ``state=diverged``, each beside its
-read in-process (the filter, the page's statuses and strips; not the render).
+not run yet), where ``healthy`` must weigh every job through the batched reads: the dearest
+page. The dashboard's home page is asked without a filter and with ``state=failing`` and
+``state=diverged``, each beside its read in-process (the filter, the page's statuses and
+strips; not the render).
 
 ``/metrics`` is asked once the daemon has run one webhook of each of a fifth of the jobs
 (series of runs exist only for jobs that ran since the daemon started; the gauges are there
