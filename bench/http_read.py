@@ -9,6 +9,13 @@ p50 and p99 of 200 requests (or what 20 s allow), beside the same read done in-p
 with no HTTP: the store call the route makes in its reading transaction, timed alike. The
 ratio is what HTTP, validation and JSON add.
 
+``/v1/jobs`` is paged by job name: its first page, a page 90% of the names in, and a page of
+one job with no divergence (``?limit=1`` after the second last name: the talker, which has
+not run yet), where ``healthy`` must weigh every job through the batched reads: the dearest
+page. The dashboard's home page is asked without a filter and with ``state=failing`` and
+``state=diverged``, each beside its read in-process (the filter, the page's statuses and
+strips; not the render).
+
 ``/metrics`` is asked once the daemon has run one webhook of each of a fifth of the jobs
 (series of runs exist only for jobs that ran since the daemon started; the gauges are there
 for every job); beside it, a scrape in-process of 10,000 jobs that have all run, with runs
@@ -23,6 +30,7 @@ throughput unchanged (>= 0.9x) with the dashboard open.
 
     .venv/bin/python bench/http_read.py            # 10,000 jobs, 1,000,000 runs
     .venv/bin/python bench/http_read.py --quick    # 1,000 jobs, 50,000 runs
+    .venv/bin/python bench/http_read.py --reads-only   # no webhook loads, no in-process scrape
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import statistics
 import sys
 import threading
 import time
+from bisect import bisect_right
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
@@ -219,6 +228,38 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
                     in job_statuses(tx, config, now, expected, only=only)]
         return read
 
+    names = sorted(config.jobs)
+
+    def job_page(after: str | None, limit: int = 100) -> Callable[[Transaction], object]:
+        """What ``GET /v1/jobs`` reads: a page of jobs judged whole, and healthy over
+        every job (the batched pass only when no job of the page diverges)."""
+        start = 0 if after is None else bisect_right(names, after)
+        shown = names[start:start + limit]
+
+        def read(tx: Transaction) -> object:
+            now = datetime.now(UTC)
+            facts = [reports.job_facts(status, now) for status, _ in
+                     reports.statuses_with_runs(tx, config, shown, now, expected, 4)]
+            healthy = not any(job["divergences"] for job in facts) and not (
+                reports.diverging_jobs(tx, config, names, now, expected))
+            return facts, healthy
+        return read
+
+    def home(state: str) -> Callable[[Transaction], object]:
+        """What the dashboard's home page reads (its first page, no name filter)."""
+        def read(tx: Transaction) -> object:
+            now = datetime.now(UTC)
+            chosen = list(config.jobs)
+            if state == "failing":
+                chosen = reports.failing_jobs(tx, chosen)
+            if state == "diverged":
+                chosen = reports.diverging_jobs(tx, config, chosen, now, expected)
+            marks = tx.run_marks(chosen[:PAGE], views.STRIP)
+            return [views.job_row(status, marks.get(status.job.name, []), now)
+                    for status, _ in reports.statuses_with_runs(
+                        tx, config, chosen[:PAGE], now, expected, 4)]
+        return read
+
     def one_run(tx: Transaction) -> object:
         found = tx.get_run(run_id)
         assert found is not None
@@ -228,17 +269,29 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
         return [reports.slot_facts(reports.slot_view(tx, record))
                 for record in tx.slots(timed_job, None, None)]
 
-    from cronduit.http.cursors import encode_cursor  # noqa: PLC0415 - the API's own cursors
+    from cronduit.http.cursors import (  # noqa: PLC0415 - the API's own cursors
+        encode_cursor,
+        encode_job_cursor,
+    )
+    from cronduit.http.dashboard import PAGE, views  # noqa: PLC0415
+    nine = names[len(names) * 9 // 10]
     return [
         Case("GET /v1/runs (first page)", "/v1/runs", page(RunFilter(), None)),
         Case("GET /v1/runs?cursor=<500k rows in>", f"/v1/runs?cursor={encode_cursor(deep)}",
              page(RunFilter(), deep)),
         Case("GET /v1/runs?job=J", f"/v1/runs?job={job}", page(RunFilter(job=job), None)),
-        Case("GET /v1/jobs", "/v1/jobs", statuses(None)),
+        Case("GET /v1/jobs (first page)", "/v1/jobs", job_page(None)),
+        Case("GET /v1/jobs?cursor=<90% in>", f"/v1/jobs?cursor={encode_job_cursor(nine)}",
+             job_page(nine)),
+        Case("GET /v1/jobs?limit=1 (all weighed)",
+             f"/v1/jobs?limit=1&cursor={encode_job_cursor(names[-2])}",
+             job_page(names[-2], 1)),
         Case("GET /v1/jobs/J", f"/v1/jobs/{timed_job}", statuses(timed_job)),
         Case("GET /v1/jobs/J/slots", f"/v1/jobs/{timed_job}/slots", ledger),
         Case("GET /v1/runs/ID", f"/v1/runs/{run_id}", one_run),
-        Case("GET / (dashboard home)", "/", None),
+        Case("GET / (dashboard home)", "/", home("all")),
+        Case("GET /?state=failing", "/?state=failing", home("failing")),
+        Case("GET /?state=diverged", "/?state=diverged", home("diverged")),
     ]
 
 
@@ -415,6 +468,9 @@ def header() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 jobs, 50,000 runs")
+    parser.add_argument("--reads-only", action="store_true",
+                        help="the read cases and /metrics only: no in-process scrape, no "
+                             "webhook loads")
     args = parser.parse_args()
     sizes = Sizes(1_000, 50_000, 200) if args.quick else Sizes(10_000, 1_000_000, 2_000)
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cores; load average "
@@ -427,7 +483,7 @@ def main() -> int:
         print(f"store built in {took:.1f} s ({db.stat().st_size / 1e6:,.0f} MB)")
         config = load_config(config_path.read_text(), str(config_path))
         try:
-            run(folder, config_path, config, db, sizes, args.quick)
+            run(folder, config_path, config, db, sizes, args.quick, args.reads_only)
         finally:
             stop_runs(folder)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
@@ -435,7 +491,7 @@ def main() -> int:
 
 
 def run(folder: Path, config_path: Path, config: Config, db: Path, sizes: Sizes,
-        quick: bool) -> None:
+        quick: bool, reads_only: bool) -> None:
     started = time.perf_counter()
     with daemon(config_path) as served:
         served.wait_for("listening on", timeout=600)
@@ -460,6 +516,8 @@ def run(folder: Path, config_path: Path, config: Config, db: Path, sizes: Sizes,
             print(f"{'GET /metrics':<38} {scrape[0]:>8.1f} {scrape[1]:>8.1f} "
                   f"{'-':>8} {'-':>8} {'-':>6}  p99 < 250 ms: "
                   f"{'met' if scrape[1] < 250 else 'NOT met'} ({lines:,} lines)")
+        if reads_only:
+            return
         first, p50, p99, lines = metrics_in_process(sizes.jobs)
         print(f"in-process scrape, {sizes.jobs:,} jobs all run ({lines:,} lines), 100 runs "
               f"ended between scrapes: first {first:,.0f} ms, then p50 {p50:.1f} ms, "

@@ -16,6 +16,8 @@ from click.testing import CliRunner
 
 from cronduit.cli import cli
 from cronduit.cli.context import Runtime
+from cronduit.core.config import load_config
+from cronduit.http.cursors import encode_cursor
 from cronduit.ports import Transaction
 from cronduit.testing import FakeClock
 from tests.helpers.postgres import fresh_schema, in_schema
@@ -75,7 +77,8 @@ async def test_jobs_lists_every_job_with_its_facts(reads: Api) -> None:
     assert 200 == answer.status_code
     body = answer.json()
     jobs = {job["job"]: job for job in body["jobs"]}
-    assert list(jobs) == list(reads.engine.config.jobs)
+    assert list(jobs) == sorted(reads.engine.config.jobs)
+    assert body["next_cursor"] is None
     nightly, quiet = jobs["nightly"], jobs["quiet"]
     assert ("cron 0 3 * * * (jitter 10m)", "At 03:00", "armed") == (
         nightly["timing"], nightly["described"], nightly["timer"])
@@ -87,6 +90,71 @@ async def test_jobs_lists_every_job_with_its_facts(reads: Api) -> None:
     assert (["the last run failed"], "failure") == (quiet["divergences"],
                                                    quiet["last"]["outcome"])
     assert body["healthy"] is False
+
+
+async def job_pages(api: Api, limit: int, cursor: str | None = None) -> list[dict[str, Any]]:
+    """Every page of ``/v1/jobs`` from ``cursor`` on, ``limit`` jobs each."""
+    pages = []
+    while True:
+        params = {"limit": limit} | ({"cursor": cursor} if cursor else {})
+        answer = await get(api, "/v1/jobs", **params)
+        assert 200 == answer.status_code, answer.text
+        pages.append(answer.json())
+        cursor = pages[-1]["next_cursor"]
+        if cursor is None:
+            return pages
+
+
+async def test_jobs_are_paged_by_name_and_the_last_page_has_no_cursor(reads: Api) -> None:
+    """Nine jobs, four a page: three pages in name order, each job once; the cursor of the
+    last is null."""
+    pages = await job_pages(reads, 4)
+    names = [[job["job"] for job in page["jobs"]] for page in pages]
+    assert [4, 4, 1] == [len(page) for page in names]
+    assert sorted(reads.engine.config.jobs) == [name for page in names for name in page]
+    assert [True, True, False] == [page["next_cursor"] is not None for page in pages]
+    exact = await job_pages(reads, 9)
+    assert (1, None) == (len(exact), exact[0]["next_cursor"])
+
+
+async def test_healthy_speaks_of_every_job_not_only_the_page(reads: Api) -> None:
+    """``quiet``'s run failed: the first page (``any-push``, ``docs``) has no divergence,
+    yet the answer is not healthy; once ``quiet`` succeeds, every page is."""
+    await manual_run(reads, "quiet", exit_status=1)
+    first = (await get(reads, "/v1/jobs", limit=2)).json()
+    assert ["any-push", "docs"] == [job["job"] for job in first["jobs"]]
+    assert [[], []] == [job["divergences"] for job in first["jobs"]]
+    assert first["healthy"] is False
+    pages = await job_pages(reads, 2)
+    assert [False] * 5 == [page["healthy"] for page in pages]
+    await manual_run(reads, "quiet", exit_status=0)
+    assert [True] * 5 == [page["healthy"] for page in await job_pages(reads, 2)]
+
+
+async def test_a_cursor_goes_on_after_its_job_when_a_reload_removed_it(reads: Api) -> None:
+    """Keyed on names: jobs added or removed by an apply between two pages shift nothing;
+    the next page starts after the name the cursor holds, whether or not it is still a job."""
+    first = (await get(reads, "/v1/jobs", limit=3)).json()
+    assert ["any-push", "docs", "inputs"] == [job["job"] for job in first["jobs"]]
+    text = READS.replace("  inputs: {run:", "  gone-inputs: {run:").replace(
+        "  quiet:", "  aaa-new: {run: \"true\"}\n  quiet:")
+    config = load_config(text, "cronduit.yaml")
+    reads.engine.apply(config, reads.clock.now())
+    rest = await job_pages(reads, 3, first["next_cursor"])
+    assert ["nightly", "poke", "quiet", "red-any", "red-main", "release"] == [
+        job["job"] for page in rest for job in page["jobs"]]
+
+
+async def test_jobs_refuse_a_limit_or_cursor_outside_its_rule_naming_it(reads: Api) -> None:
+    """A limit from 1 to 1000; a cursor this route gave (a run's cursor is not one)."""
+    runs_cursor = encode_cursor("anything")
+    cases = [{"limit": "0"}, {"limit": "1001"}, {"limit": "many"}, {"cursor": "nope"},
+             {"cursor": runs_cursor}, {"cursor": "j1."}, {"cursor": "j1.!!"}]
+    answers = [await get(reads, "/v1/jobs", **case) for case in cases]
+    assert [422] * len(cases) == [a.status_code for a in answers]
+    for case, answer in zip(cases, answers, strict=True):
+        assert answer.json()["detail"].startswith(f"{next(iter(case))}: "), answer.text
+    assert 200 == (await get(reads, "/v1/jobs", limit=1000)).status_code
 
 
 async def test_a_job_is_read_alone_and_an_unknown_one_is_404(reads: Api) -> None:
@@ -337,9 +405,13 @@ async def test_the_cli_says_of_each_job_what_the_api_says(tmp_path: Path) -> Non
     async for api in open_api(tmp_path, config_text=text):
         await manual_run(api, exit_status=1)
         await manual_run(api, "poke", exit_status=None)
-        served = (await get(api, "/v1/jobs")).json()["jobs"]
+        answer = (await get(api, "/v1/jobs")).json()
+        served = answer["jobs"]
         status = CliRunner().invoke(cli, ["status", "--json", "-c", str(config)], obj=runtime)
         listed = CliRunner().invoke(cli, ["schedule", "list", "--json", "-c", str(config)],
                                     obj=runtime)
-    assert served == json.loads(status.stdout)["jobs"]
-    assert served == [json.loads(line) for line in listed.stdout.splitlines()]
+    said = json.loads(status.stdout)
+    assert (False, served) == (answer["healthy"], sorted(said["jobs"], key=lambda job: job["job"]))
+    assert said["healthy"] is answer["healthy"]
+    assert served == sorted([json.loads(line) for line in listed.stdout.splitlines()],
+                            key=lambda job: job["job"])

@@ -4,14 +4,20 @@ store: the reads grouped for all jobs and the short first look at a job's histor
 from __future__ import annotations
 
 import sqlite3
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+from cronduit.core.arming import timing_key
 from cronduit.core.config import load_config
+from cronduit.core.config.model import Config
+from cronduit.core.status import FAILED
 from cronduit.engine import Engine
-from cronduit.intake import job_statuses
-from cronduit.ports import NewEvent
+from cronduit.intake import job_statuses, reports
+from cronduit.ports import NewEvent, Pause, Run, Store, Timer
 from cronduit.store.sql.transaction import to_text
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeRunner
@@ -61,3 +67,92 @@ def test_every_jobs_status_is_the_status_of_the_job_read_alone(tmp_path: Path) -
     skipping, busy = by_job["skipping"], by_job["busy"]
     assert ("run0001", 6) == (skipping.last and skipping.last.id, skipping.skipped_since)
     assert (["run0008"], 2) == ([run.id for run in busy.active], busy.waiting)
+
+
+JUDGED = """\
+jobs:
+  fine: {run: "true", cron: "0 3 * * *"}
+  failed: {run: "true", cron: "0 3 * * *"}
+  timed-out-then-skipped: {run: "true"}
+  skipping: {run: "true"}
+  skipping-paused: {run: "true"}
+  failed-paused: {run: "true"}
+  unarmed: {run: "true", cron: "0 3 * * *"}
+  unarmed-paused: {run: "true", every: 5m}
+  overdue: {run: "true", every: 5m}
+  overdue-paused: {run: "true", cron: "0 3 * * *"}
+  just-due: {run: "true", cron: "0 3 * * *"}
+  manual: {run: "true"}
+  going: {run: "true"}
+  skips-then-going: {run: "true"}
+  failed-then-going: {run: "true"}
+"""
+
+
+def judged_store(store: Store) -> tuple[Config, datetime]:
+    """A store where each job of :data:`JUDGED` is what its name says; the instant to judge
+    it at."""
+    config = load_config(JUDGED, "cronduit.yaml")
+    now = T0 + timedelta(hours=2)
+    runs = [("fine", "failure"), ("fine", "success"), ("failed", "success"),
+            ("failed", "failure"), ("timed-out-then-skipped", "timeout"),
+            *[("timed-out-then-skipped", "skipped")] * 4, *[("skipping", "skipped")] * 3,
+            *[("skipping-paused", "skipped")] * 3, ("failed-paused", "failure"),
+            ("going", "failure"), ("going", "success"), ("going", None),
+            *[("skips-then-going", "skipped")] * 3, ("skips-then-going", None),
+            ("failed-then-going", "timeout"), ("failed-then-going", None)]
+    due = {"fine": now + timedelta(hours=1), "failed": now, "overdue": now - timedelta(minutes=2),
+           "overdue-paused": now - timedelta(hours=1), "just-due": now - timedelta(seconds=59)}
+    with store.transaction() as tx:
+        for seq, (job, outcome) in enumerate(runs):
+            at = T0 + timedelta(minutes=seq)
+            tx.insert_run(Run(id=f"run{seq:03d}", job=job, kind="timer", label="timer",
+                              state="running" if outcome is None else "ended", created_at=at,
+                              exclusive=False, outcome=outcome, started_at=at,
+                              finished_at=None if outcome is None else at))
+        tx.put_timers([Timer(job, timing_key(config.jobs[job]), at, "", at, None)
+                       for job, at in due.items()])
+        for job in ("skipping-paused", "failed-paused", "unarmed-paused", "overdue-paused"):
+            tx.insert_pause(Pause(job, "maintenance", "ana", T0))
+    return config, now
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("expected", [True, False])
+def test_the_jobs_found_diverging_or_failing_are_those_their_statuses_say(
+        tmp_path: Path, backend: str, expected: bool) -> None:
+    """Every kind of divergence, paused and not, and its near misses: the jobs found at once
+    from the store's facts are exactly those whose judged status has a divergence (or
+    whose last counted run failed), with timers expected or not (a dry run)."""
+    with open_store(tmp_path, backend) as store:
+        config, now = judged_store(store)
+        names = list(config.jobs)
+        with store.reading() as tx:
+            statuses = job_statuses(tx, config, now, expected)
+            diverging = reports.diverging_jobs(tx, config, names, now, expected)
+            failing = reports.failing_jobs(tx, names)
+            some = reports.diverging_jobs(tx, config, ["fine", "overdue", "failed"], now,
+                                          expected)
+    assert [s.job.name for s in statuses if s.divergences] == diverging
+    assert [s.job.name for s in statuses if s.last is not None
+            and s.last.outcome in FAILED] == failing
+    assert ["failed", "timed-out-then-skipped", "failed-paused", "failed-then-going"
+            ] == failing
+    assert ["failed", "timed-out-then-skipped", "skipping", "failed-paused"] + (
+        ["unarmed", "overdue"] if expected else []) + ["failed-then-going"] == diverging
+    assert (["overdue", "failed"] if expected else ["failed"]) == some
+
+
+@contextmanager
+def open_store(tmp_path: Path, backend: str) -> Iterator[Store]:
+    if backend == "sqlite":
+        store = SqliteStore(tmp_path / "cronduit.db")
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    from tests.helpers.postgres import postgres_store  # noqa: PLC0415 - loads psycopg
+
+    with postgres_store() as pg:
+        yield pg

@@ -40,9 +40,13 @@ __all__ = [
     "TimerState",
     "UpcomingSlot",
     "daemon_state",
+    "diverges",
     "judge",
     "last_counted",
     "next_elapse",
+    "skipped_in_a_row",
+    "timer_diverges",
+    "timer_state",
     "timers_expected",
     "upcoming_slots",
 ]
@@ -123,17 +127,31 @@ class NextElapse:
                 and now - self.due > OVERDUE_AFTER)
 
 
+def timer_state(job: Job, armed: bool, paused: bool) -> TimerState:
+    """The job's timer as the schedule shows it, from whether a timer row exists: a timed
+    job that is paused shows ``paused`` whatever its row; else a row is ``armed``, and a
+    timed job without one ``unarmed``. Reads no schedule: the timing's fields say whether
+    it has one (what :func:`~cronduit.core.timespec.schedule_of` builds from)."""
+    timed = job.cron is not None or job.at is not None or job.every is not None
+    if paused and timed:
+        return TimerState.PAUSED
+    if armed:
+        return TimerState.ARMED
+    return TimerState.UNARMED if timed else TimerState.NONE
+
+
 def next_elapse(job: Job, timer: TimerFacts | None, now: datetime, paused: bool = False
                 ) -> NextElapse:
     """When the job's timer elapses next: its row's due time, else what arming it would give
     (an interval job not armed yet runs as soon as the daemon arms it, so: now). A paused
     job's timer elapses for nothing: no next elapse until it is resumed."""
-    schedule = schedule_of(job)
-    if paused and schedule is not None:
+    state = timer_state(job, timer is not None, paused)
+    if state is TimerState.PAUSED:
         return NextElapse(TimerState.PAUSED, None, None)
     if timer is not None:
         return NextElapse(TimerState.ARMED, timer.due_at, timer.slot_name,
                           stale=timer.timing_key != timing_key(job))
+    schedule = schedule_of(job)
     if schedule is None:
         return NextElapse(TimerState.NONE, None, None)
     arming = arm_new(schedule, now, due_of(job, schedule))
@@ -234,18 +252,44 @@ def judge(job: Job, elapse: NextElapse, newest: Sequence[R], active: Sequence[R]
                      tuple(divergences), pause, _reminder(job, pause, now))
 
 
+def skipped_in_a_row(newest: Sequence[RunFacts]) -> bool:
+    """Whether the job's newest :data:`SKIPS_IN_A_ROW` runs (newest first) were all skipped:
+    its triggers keep missing it."""
+    recent = newest[:SKIPS_IN_A_ROW]
+    return len(recent) == SKIPS_IN_A_ROW and all(r.outcome == Outcome.SKIPPED for r in recent)
+
+
+def timer_diverges(timer: TimerState, overdue: bool, timers_expected: bool) -> bool:
+    """Whether a job that is not paused diverges by its timer: it should be armed and is
+    not, or it is armed and ``overdue`` (:meth:`NextElapse.overdue`)."""
+    return timers_expected and (timer is TimerState.UNARMED
+                                or (timer is TimerState.ARMED and overdue))
+
+
+def diverges(failed: bool, paused: bool, skipping: bool, timer: TimerState, overdue: bool,
+             timers_expected: bool) -> bool:
+    """Whether :func:`judge` finds any divergence, from the facts it rests on alone: the
+    last counted run ``failed`` (its outcome in :data:`FAILED`), and for a job not paused
+    :func:`skipped_in_a_row` or :func:`timer_diverges`. For every job of a large config at
+    once, where the store answers those facts for all of them in a few statements; a test
+    holds it to :func:`judge`."""
+    return failed or (not paused and (skipping or timer_diverges(timer, overdue,
+                                                                 timers_expected)))
+
+
 def _timing_divergences(elapse: NextElapse, newest: Sequence[RunFacts],
                         timers_expected: bool, now: datetime | None) -> list[str]:
     """What is wrong with when a job that is not paused runs: its triggers keep being
     skipped, or its timer should be armed and is not, or is armed and does not fire."""
     divergences = []
-    recent = newest[:SKIPS_IN_A_ROW]
-    if len(recent) == SKIPS_IN_A_ROW and all(r.outcome == Outcome.SKIPPED for r in recent):
+    if skipped_in_a_row(newest):
         divergences.append(f"the newest {SKIPS_IN_A_ROW} runs were all skipped")
-    if elapse.timer is TimerState.UNARMED and timers_expected:
+    if elapse.timer is TimerState.UNARMED and timer_diverges(elapse.timer, False,
+                                                              timers_expected):
         divergences.append("no timer is armed for its timing (apply the config or start the "
                            "daemon)")
-    if timers_expected and now is not None and elapse.overdue(now):
+    if now is not None and elapse.timer is TimerState.ARMED and timer_diverges(
+            elapse.timer, elapse.overdue(now), timers_expected):
         assert elapse.due is not None  # overdue only with a due time
         divergences.append(f"the timer is overdue: due {format_utc(elapse.due)} and not "
                            "fired (is the daemon running?)")

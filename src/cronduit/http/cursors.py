@@ -1,7 +1,10 @@
-"""The cursor of a page of runs: opaque to clients, the id of the page's last run inside.
+"""The cursors of pages: opaque to clients, the key of the page's last item inside.
 
-Pages are keyed on the store's order of runs (``find_runs`` goes on below the run a cursor
-names), so a cursor stays good however many runs are created after it was given.
+A page of runs is keyed on the store's order of runs (``find_runs`` goes on below the run a
+cursor names), so a cursor stays good however many runs are created after it was given. A
+page of jobs is keyed on job names (the next page goes on after the name a cursor holds),
+so a reload that adds or removes jobs never makes a cursor given before it fail: the pages
+after it show the config in force when each is asked.
 """
 
 from __future__ import annotations
@@ -11,21 +14,44 @@ import binascii
 
 from cronduit.intake import RequestRefused
 
-_PREFIX = "r1."
-"""Names the cursor's form, so another can follow without breaking the cursors given."""
+_RUNS = "r1."
+_JOBS = "j1."
+"""Each names its cursor's kind and form, so another can follow without breaking the cursors
+given, and a cursor of one kind is refused by the other's route."""
 
 
 def encode_cursor(run_id: str) -> str:
-    """The cursor of the page that goes on after the run ``run_id``."""
-    return _PREFIX + base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")
+    """The cursor of the page of runs that goes on after the run ``run_id``."""
+    return _encode(_RUNS, run_id)
 
 
 def decode_cursor(cursor: str) -> str:
     """The run id inside ``cursor``; 422 for one this API could not have given."""
-    body = cursor.removeprefix(_PREFIX)
+    return _decode(_RUNS, cursor)
+
+
+def encode_job_cursor(job: str) -> str:
+    """The cursor of the page of jobs that goes on after the job named ``job``."""
+    return _encode(_JOBS, job)
+
+
+def decode_job_cursor(cursor: str) -> str:
+    """The job name inside ``cursor``; 422 for one this API could not have given."""
+    return _decode(_JOBS, cursor)
+
+
+def _encode(prefix: str, key: str) -> str:
+    return prefix + base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+
+
+def _decode(prefix: str, cursor: str) -> str:
+    body = cursor.removeprefix(prefix)
     try:
         if body == cursor or not body.isascii():
             raise ValueError
-        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode()
+        key = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode()
+        if not key or _encode(prefix, key) != cursor:  # one spelling per key, as given
+            raise ValueError
+        return key
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise RequestRefused(422, "cursor: not one this API gave") from None

@@ -74,9 +74,13 @@ class JobFacts(BaseModel):
 
 
 class JobList(BaseModel):
+    """A page of jobs by name; ``next_cursor`` asks for the page after (None: this was the
+    last)."""
+
     healthy: bool
-    """No job diverges."""
+    """No job diverges: every job of the config, not only this page's."""
     jobs: list[JobFacts]
+    next_cursor: str | None
 
 
 class SlotEntry(BaseModel):

@@ -16,6 +16,7 @@ field).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -28,12 +29,18 @@ from starlette.routing import Match, Mount
 from starlette.types import Scope
 
 from cronduit import intake
+from cronduit.core.config.model import Config
 from cronduit.core.enums import Outcome, TriggerKind
 from cronduit.core.limits import MAX_LISTED, instant_problem
-from cronduit.core.status import daemon_state, timers_expected
+from cronduit.core.status import SKIPS_IN_A_ROW, daemon_state, timers_expected
 from cronduit.core.text import clean
 from cronduit.http.auth import authorize_read
-from cronduit.http.cursors import decode_cursor, encode_cursor
+from cronduit.http.cursors import (
+    decode_cursor,
+    decode_job_cursor,
+    encode_cursor,
+    encode_job_cursor,
+)
 from cronduit.http.gateway import Gateway
 from cronduit.http.log_follow import follow_log, log_text
 from cronduit.http.log_relay import RELAYED
@@ -51,6 +58,9 @@ from cronduit.ports import Run, RunFilter, Transaction
 
 MAX_PAGE = 500
 """The most runs one page holds (each is a run record: its triggers, steps, notifications)."""
+MAX_JOBS_PAGE = 1000
+"""The most jobs one page of ``/v1/jobs`` holds: a page of 1,000 is read and judged in a
+few tens of milliseconds; every job at once (10,000) took seconds and megabytes."""
 _BEARER = HTTPBearer(scheme_name="bearer", auto_error=False,
                      description="the API token; reads need it off loopback only")
 """Names the token in the document; :func:`~cronduit.http.auth.authorize_read` checks it."""
@@ -133,28 +143,46 @@ def read_api(gateway: Gateway) -> FastAPI:
 
 
 def _job_routes(api: FastAPI, gateway: Gateway) -> None:
-    def statuses(only: str | None) -> Any:
-        now, config = gateway.clock.now(), gateway.config()
-        expected = timers_expected(daemon_state(True, not gateway.dispatching()))
+    by_name = _JobNames()
 
-        def read(tx: Transaction) -> list[JobFacts]:
-            return [JobFacts.model_validate(intake.job_facts(status, now)) for status
-                    in intake.job_statuses(tx, config, now, expected, only=only)]
+    def expected() -> bool:
+        return timers_expected(daemon_state(True, not gateway.dispatching()))
 
-        return gateway.read(read)
+    @api.get("/v1/jobs", response_model=JobList,
+             responses=_errors(e422="a limit or cursor outside its rule"),
+             summary="Jobs by name, a page at a time: timing, next slots, timer, pause, last "
+                     "outcome, divergence; healthy says whether any job of all diverges")
+    async def jobs(limit: Annotated[int, Query(ge=1, le=MAX_JOBS_PAGE)] = 100,
+                   cursor: str | None = None) -> JobList:
+        now, config, timers = gateway.clock.now(), gateway.config(), expected()
+        names = by_name(config)
+        start = 0 if cursor is None else bisect_right(names, decode_job_cursor(cursor))
+        shown = names[start:start + limit]
 
-    @api.get("/v1/jobs", response_model=JobList, responses=_errors(),
-             summary="Every job: timing, next slots, timer, pause, last outcome, divergence")
-    async def jobs() -> JobList:
-        found: list[JobFacts] = await statuses(None)
-        return JobList(healthy=not any(job.divergences for job in found), jobs=found)
+        def read(tx: Transaction) -> JobList:
+            found = [JobFacts.model_validate(intake.job_facts(status, now)) for status, _
+                     in intake.reports.statuses_with_runs(tx, config, shown, now, timers,
+                                                          SKIPS_IN_A_ROW + 1)]
+            healthy = not any(job.divergences for job in found) and not (
+                intake.reports.diverging_jobs(tx, config, names, now, timers))
+            more = start + limit < len(names)
+            return JobList(healthy=healthy, jobs=found,
+                           next_cursor=encode_job_cursor(shown[-1]) if more else None)
+
+        return await gateway.read(read)
 
     @api.get("/v1/jobs/{job}", response_model=JobFacts,
              responses=_errors(e404="no such job", e422=_PATH),
              summary="One job, as cronduit status --json gives it")
     async def job(job: str) -> JobFacts:
-        found: list[JobFacts] = await statuses(_configured(gateway, job))
-        return found[0]
+        now, config, timers = gateway.clock.now(), gateway.config(), expected()
+        name = _configured(gateway, job)
+
+        def read(tx: Transaction) -> JobFacts:
+            [status] = intake.job_statuses(tx, config, now, timers, only=name)
+            return JobFacts.model_validate(intake.job_facts(status, now))
+
+        return await gateway.read(read)
 
     @api.get("/v1/jobs/{job}/slots", response_model=SlotList,
              responses=_errors(e404="no such job",
@@ -172,6 +200,21 @@ def _job_routes(api: FastAPI, gateway: Gateway) -> None:
                 for record in tx.slots(name, first, last)]})
 
         return await gateway.read(read)
+
+
+class _JobNames:
+    """The config's job names in order, sorted once per config (an apply makes a new one):
+    the order pages of jobs are keyed on."""
+
+    def __init__(self) -> None:
+        self._sorted: tuple[Config | None, list[str]] = (None, [])
+
+    def __call__(self, config: Config) -> list[str]:
+        known, names = self._sorted
+        if known is not config:
+            names = sorted(config.jobs)
+            self._sorted = (config, names)
+        return names
 
 
 def _configured(gateway: Gateway, name: str) -> str:

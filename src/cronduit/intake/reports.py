@@ -20,22 +20,28 @@ from pathlib import Path
 from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Config, Job
 from cronduit.core.durations import format_duration
-from cronduit.core.enums import EventState, SlotFate, TriggerKind
+from cronduit.core.enums import EventState, Outcome, SlotFate, TriggerKind
 from cronduit.core.explain import explain
 from cronduit.core.slot_ledger import ledger_fate
 from cronduit.core.status import (
+    FAILED,
+    OVERDUE_AFTER,
     SKIPS_IN_A_ROW,
     JobStatus,
+    TimerState,
+    diverges,
     judge,
     last_counted,
     next_elapse,
+    timer_state,
     upcoming_slots,
 )
 from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Timer, Transaction
 
-__all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "duration_s", "job_facts", "job_statuses",
-           "run_record", "slot_facts", "slot_view", "statuses_with_runs", "timing_of", "utc"]
+__all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "diverging_jobs", "duration_s",
+           "failing_jobs", "job_facts", "job_statuses", "run_record", "slot_facts",
+           "slot_view", "statuses_with_runs", "timing_of", "utc"]
 
 NEXT_SLOTS = 5
 """How many slots to come each job's facts list."""
@@ -137,6 +143,67 @@ def _going(tx: Transaction, names: Sequence[str]
     for run in tx.active_runs():
         active.setdefault(run.job, []).append(run)
     return tx.timers_of(names), active, tx.waiting_counts()
+
+
+def failing_jobs(tx: Transaction, names: Sequence[str]) -> list[str]:
+    """Those of the named jobs whose last counted run failed or timed out (the first of
+    their divergences, :data:`~cronduit.core.status.FAILED`), in the order given, none
+    judged whole (:func:`_failed_and_skipping`)."""
+    failed, _ = _failed_and_skipping(tx, names, skipping=False)
+    return [name for name in names if name in failed]
+
+
+def diverging_jobs(tx: Transaction, config: Config, names: Sequence[str], now: datetime,
+                   timers_expected: bool) -> list[str]:
+    """Those of the named jobs that :func:`job_statuses` finds any divergence in, in the
+    order given, without judging each whole: the facts divergence rests on are read for
+    every job at once (the pauses, which jobs are armed and which overdue, which failed and
+    which keep being skipped: a few statements however many jobs) and weighed by the core
+    (:func:`~cronduit.core.status.diverges`). A job outside all of those sets, with a timer
+    not overdue or without a timing, cannot diverge (the core's rule, which weighing every
+    job would find too), so only the others are weighed."""
+    paused = {pause.job for pause in tx.pauses()}
+    armed = tx.armed_jobs()
+    overdue = tx.armed_jobs(now - OVERDUE_AFTER)
+    failed, skipping = _failed_and_skipping(tx, names, skipping=True)
+    unarmed = _timed(config).intersection(names).difference(armed)
+    weighed = (failed | skipping | overdue).intersection(names) | unarmed
+    found = {name for name in weighed if diverges(
+        name in failed, name in paused, name in skipping,
+        timer_state(config.jobs[name], name in armed, name in paused), name in overdue,
+        timers_expected)}
+    return [name for name in names if name in found]
+
+
+def _failed_and_skipping(tx: Transaction, names: Sequence[str], skipping: bool
+                         ) -> tuple[set[str], set[str]]:
+    """Which of the named jobs' last counted run failed or timed out, and (if ``skipping``)
+    which had their newest runs all skipped (:func:`~cronduit.core.status.skipped_in_a_row`).
+
+    One look at every job's newest ended run settles nearly all: one that failed is the last
+    counted run, failed; one that ran otherwise is the last counted run, not failed, and as
+    every run newer than it is going, the newest runs were not all skipped. Only a job whose
+    newest ended run was skipped is read further, for both answers."""
+    newest = tx.newest_ended_outcomes(names, [*FAILED, Outcome.SKIPPED])
+    skipped = [name for name, outcome in newest.items() if outcome == Outcome.SKIPPED]
+    failed = {name for name, outcome in newest.items() if outcome != Outcome.SKIPPED}
+    failed |= tx.jobs_last_ended(skipped, FAILED)
+    return failed, tx.jobs_skipped_in_a_row(skipped, SKIPS_IN_A_ROW) if skipping else set()
+
+
+_TIMED: list[tuple[Config, frozenset[str]]] = []
+"""The timed jobs of the config in force, worked out once per config (an apply makes a new
+one): which of 10,000 jobs could be unarmed."""
+
+
+def _timed(config: Config) -> frozenset[str]:
+    """The jobs of ``config`` that have a timing, hence a timer when armed."""
+    known = _TIMED[0] if _TIMED else None
+    if known is None or known[0] is not config:
+        known = (config, frozenset(name for name, job in config.jobs.items() if (
+            timer_state(job, armed=False, paused=False) is TimerState.UNARMED)))
+        _TIMED[:] = [known]
+    return known[1]
 
 
 def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:

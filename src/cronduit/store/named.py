@@ -30,6 +30,7 @@ from cronduit.ports import (
     RunEnd,
     RunFilter,
     RunLogTail,
+    RunMark,
     StepAttempt,
     Timer,
 )
@@ -92,6 +93,11 @@ class NamedQueries(ABC):
     @abstractmethod
     def _fields(self, record: object) -> dict[str, Any]:
         """A record's fields as this backend binds them."""
+
+    @staticmethod
+    def _names(rows: Rows) -> set[str]:
+        """The first column of every row, as a set of names."""
+        return {str(row[0]) for row in rows.fetchall()}
 
     def _one(self, kind: type[R], query: str, /, **values: Any) -> R | None:
         found = self._all(kind, query, **values)
@@ -174,6 +180,11 @@ class NamedQueries(ABC):
         return {timer.job: timer
                 for timer in self._all(Timer, "timers_of", jobs=self._array(list(jobs)))}
 
+    def armed_jobs(self, due_before: datetime | None = None) -> set[str]:
+        if due_before is None:
+            return self._names(self._run("armed_jobs"))
+        return self._names(self._run("armed_jobs_due_before", due_before=due_before))
+
     def put_timers(self, timers: Sequence[Timer]) -> None:
         self._many("put_timer", [self._fields(timer) for timer in timers])
 
@@ -203,8 +214,40 @@ class NamedQueries(ABC):
             found.setdefault(run.job, []).append(run)
         return found
 
+    def run_marks(self, jobs: Collection[str], per_job: int) -> dict[str, list[RunMark]]:
+        if not jobs:
+            return {}
+        found: dict[str, list[RunMark]] = {}
+        for mark in self._all(RunMark, "run_marks", jobs=self._array(list(jobs)),
+                              per_job=per_job):
+            found.setdefault(mark.job, []).append(mark)
+        return found
+
+    def newest_ended_outcomes(self, jobs: Collection[str], outcomes: Collection[str]
+                              ) -> dict[str, str]:
+        if not jobs or not outcomes:
+            return {}
+        rows = self._run("newest_ended_outcomes", jobs=self._array(list(jobs)),
+                         outcomes=self._array([str(o) for o in outcomes])).fetchall()
+        return {str(job): str(outcome) for job, outcome in rows}
+
+    def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
+        if not jobs or not outcomes:
+            return set()
+        return self._names(self._run("jobs_last_ended", jobs=self._array(list(jobs)),
+                                     outcomes=self._array([str(o) for o in outcomes])))
+
+    def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
+        if not jobs:
+            return set()
+        return self._names(self._run("jobs_skipped_in_a_row", jobs=self._array(list(jobs)),
+                                     count=count))
+
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
-        return self._all(Run, "find_runs", job=where.job, outcome=where.outcome,
+        if where.job is None:
+            return self._all(Run, "find_runs", outcome=where.outcome, kind=where.kind,
+                             since=where.since, until=where.until, after=after, limit=limit)
+        return self._all(Run, "find_runs_of_job", job=where.job, outcome=where.outcome,
                          kind=where.kind, since=where.since, until=where.until, after=after,
                          limit=limit)
 

@@ -3,6 +3,8 @@ facts the API gives, on both backends, readable without a script."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from tests.http.conftest import API_TOKEN, Api
@@ -91,6 +93,39 @@ async def test_home_filters_by_name_and_state_in_the_url(lite: Api) -> None:
     assert "q" == form.one("input", id_="filter").attrs["name"]
     [chosen] = [o for o in form.one("select").find("option") if "selected" in o.attrs]
     assert "paused" == chosen.attrs["value"]
+
+
+async def test_the_state_filters_find_exactly_the_failing_and_the_diverged_jobs(
+        dash: Api) -> None:
+    """Failing: the last counted run failed, paused or not (``quiet``, ``strict``), not a
+    failure a success followed (``poke``). Diverged: those, a timer deleted (``nightly``)
+    and one overdue (``often``), the jobs whose facts in ``GET /v1/jobs`` list a
+    divergence; the healthy ones are in neither."""
+    await manual_run(dash, "quiet", exit_status=1)
+    await manual_run(dash, "poke", exit_status=1)
+    await manual_run(dash, "poke", exit_status=0)
+    await manual_run(dash, "strict", exit_status=1)
+    paused = await dash.client.post("/v1/jobs/strict/pause", headers=AUTH,
+                                    json={"reason": "looking into it"})
+    assert 200 == paused.status_code
+    with dash.store.transaction() as tx:
+        tx.delete_timer("nightly")
+        often = tx.get_timer("often")
+    assert often is not None
+    dash.clock.set(often.due_at + timedelta(minutes=2))  # not fired: overdue
+
+    async def shown(query: str) -> list[str]:
+        answer = await dash.client.get("/" + query)
+        assert 200 == answer.status_code
+        return [row.attrs["data-job"] for row in page(answer.text).one(
+            "table", id_="jobs").find("tr") if "data-job" in row.attrs]
+
+    facts = (await dash.client.get("/v1/jobs")).json()["jobs"]
+    said = {job["job"] for job in facts if job["divergences"]}
+    assert ["quiet", "strict"] == await shown("?state=failing")
+    assert ["quiet", "nightly", "often", "strict"] == await shown("?state=diverged")
+    assert said == {"quiet", "nightly", "often", "strict"}
+    assert ["often"] == await shown("?q=of&state=diverged")
 
 
 async def test_home_pages_a_large_config(tmp_path_factory: pytest.TempPathFactory) -> None:

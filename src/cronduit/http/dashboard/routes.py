@@ -39,7 +39,12 @@ from starlette.staticfiles import StaticFiles
 from cronduit import intake
 from cronduit.core.config.model import Job
 from cronduit.core.enums import RunState, TriggerKind
-from cronduit.core.status import daemon_state, timers_expected, upcoming_slots
+from cronduit.core.status import (
+    SKIPS_IN_A_ROW,
+    daemon_state,
+    timers_expected,
+    upcoming_slots,
+)
 from cronduit.core.timespec import format_utc
 from cronduit.http.bodies import WEBHOOK_LIMIT, read_limited
 from cronduit.http.dashboard import views
@@ -216,25 +221,25 @@ class _Pages:
         async def render(session: Session | None) -> Response:
             config, now, expected = self.gateway.config(), self.gateway.clock.now(), (
                 self._expected())
-            names = [name for name in config.jobs if wanted.lower() in name.lower()]
+            lowered = wanted.lower()
+            names = [name for name in config.jobs if lowered in name.lower()] if wanted else (
+                list(config.jobs))
 
             def read(tx: Transaction) -> tuple[list[views.JobRow], int]:
                 chosen = names
                 if state == "paused":
                     paused = {pause.job for pause in tx.pauses()}
                     chosen = [name for name in names if name in paused]
-                if state in ("failing", "diverged"):
-                    # every candidate is judged (its newest few runs suffice), then only
-                    # the page's jobs get their strip
-                    judged = reports.statuses_with_runs(tx, config, chosen, now, expected,
-                                                        3)
-                    chosen = [status.job.name for status, _ in judged
-                              if views.keeps(status, state)]
+                if state == "failing":  # found by the store at once, none judged whole
+                    chosen = reports.failing_jobs(tx, chosen)
+                if state == "diverged":
+                    chosen = reports.diverging_jobs(tx, config, chosen, now, expected)
                 first = (page - 1) * PAGE
                 shown = chosen[first:first + PAGE]
-                rows = [views.job_row(status, recent, now) for status, recent
-                        in reports.statuses_with_runs(tx, config, shown, now, expected,
-                                                      views.STRIP)]
+                marks = tx.run_marks(shown, views.STRIP)
+                rows = [views.job_row(status, marks.get(status.job.name, []), now)
+                        for status, _ in reports.statuses_with_runs(
+                            tx, config, shown, now, expected, SKIPS_IN_A_ROW + 1)]
                 return rows, len(chosen)
 
             rows, total = await self.gateway.read(read)

@@ -17,7 +17,7 @@ from cronduit.core.explain import explain
 from cronduit.core.status import FAILED, JobStatus
 from cronduit.core.timespec import format_utc
 from cronduit.intake import reports
-from cronduit.ports import Pause, Run
+from cronduit.ports import Pause, Run, RunMark
 
 STATES = ("all", "paused", "failing", "diverged")
 """The home page's state filter: every job, the paused ones, those whose last counted run
@@ -26,7 +26,7 @@ STRIP = 20
 """Runs in each job's strip on the home page."""
 
 
-def run_class(run: Run) -> str:
+def run_class(run: Run | RunMark) -> str:
     """A run's colour on a page: its outcome as the store spells it, else its state
     (``running``, ``backoff``)."""
     return run.outcome if run.outcome is not None else str(run.state)
@@ -102,7 +102,7 @@ class JobRow:
         return self.last_outcome in FAILED
 
 
-def _strip(runs: Sequence[Run]) -> tuple[StripRun, ...]:
+def _strip(runs: Sequence[RunMark]) -> tuple[StripRun, ...]:
     return tuple(StripRun(run.id, shown := run_class(run),
                           f"{run.kind} · {shown}" + (f" · {run.reason}" if run.reason else ""))
                  for run in runs)
@@ -123,8 +123,10 @@ def paused_facts(pause: Pause | None) -> dict[str, object] | None:
             "until": reports.utc(pause.until)}
 
 
-def job_row(status: JobStatus[Run, Pause], recent: Sequence[Run], now: datetime) -> JobRow:
-    """The home page's row of a job, from its status (what ``GET /v1/jobs`` says of it)."""
+def job_row(status: JobStatus[Run, Pause], recent: Sequence[RunMark], now: datetime
+            ) -> JobRow:
+    """The home page's row of a job, from its status (what ``GET /v1/jobs`` says of it) and
+    the marks of its newest runs (its strip)."""
     job, last, due = status.job, status.last, status.elapse.due
     return JobRow(
         name=job.name, timing=reports.timing_of(job),
@@ -137,19 +139,6 @@ def job_row(status: JobStatus[Run, Pause], recent: Sequence[Run], now: datetime)
         running=len(status.active), waiting=status.waiting,
         strip=_strip(recent), divergences=status.divergences,
         paused=pause_banner(paused_facts(status.pause)), reminder=status.reminder)
-
-
-def keeps(status: JobStatus[Run, Pause], state: str) -> bool:
-    """Whether the state filter keeps the job: judged from its status, as ``status`` says
-    it (a failing job's last counted run failed or timed out; a diverged one has any
-    divergence)."""
-    if state == "paused":
-        return status.pause is not None
-    if state == "failing":
-        return status.last is not None and status.last.outcome in FAILED
-    if state == "diverged":
-        return bool(status.divergences)
-    return True
 
 
 def outcome_choices() -> tuple[str, ...]:

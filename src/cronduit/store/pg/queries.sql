@@ -73,6 +73,12 @@ SELECT * FROM timers WHERE job = %(job)s;
 -- The timers of the jobs in jobs: one primary-key look-up each.
 SELECT * FROM timers WHERE job = ANY(%(jobs)s::text[]) ORDER BY job;
 
+-- name: armed_jobs
+SELECT job FROM timers;
+
+-- name: armed_jobs_due_before
+SELECT job FROM timers WHERE due_at < %(due_before)s;
+
 -- name: put_timer
 INSERT INTO timers (job, timing_key, slot, slot_name, due_at, last_name, version)
 VALUES (%(job)s, %(timing_key)s, %(slot)s, %(slot_name)s, %(due_at)s, %(last_name)s,
@@ -147,16 +153,62 @@ CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.job = j.job
                     ORDER BY seq DESC LIMIT %(per_job)s) AS r
 ORDER BY r.job, r.seq DESC;
 
+-- name: newest_ended_outcomes
+-- The jobs whose newest ended run, skipped or not, ended with one of outcomes, with that
+-- outcome: one index scan of runs_by_job per job.
+SELECT job, outcome FROM (
+    SELECT j.job, (SELECT r.outcome FROM runs AS r WHERE r.job = j.job AND r.state = 'ended'
+                   ORDER BY r.seq DESC LIMIT 1) AS outcome
+    FROM unnest(%(jobs)s::text[]) AS j(job)) AS newest
+WHERE outcome = ANY(%(outcomes)s::text[]);
+
+-- name: jobs_last_ended
+-- The jobs whose last counted run, the newest that ended and was not skipped, ended with one
+-- of outcomes: one index scan of runs_by_job per job, from its newest run down to that one.
+SELECT j.job FROM unnest(%(jobs)s::text[]) AS j(job)
+WHERE (SELECT r.outcome FROM runs AS r
+       WHERE r.job = j.job AND r.state = 'ended' AND r.outcome IS DISTINCT FROM 'skipped'
+       ORDER BY r.seq DESC LIMIT 1) = ANY(%(outcomes)s::text[]);
+
+-- name: jobs_skipped_in_a_row
+-- The jobs whose newest count runs were all skipped: one index scan of runs_by_job per job,
+-- reading its newest run only unless that one was skipped.
+SELECT j.job FROM unnest(%(jobs)s::text[]) AS j(job)
+WHERE (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
+       ORDER BY r.seq DESC LIMIT 1) = 'skipped'
+    AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
+                               ORDER BY r.seq DESC LIMIT %(count)s) AS n
+         WHERE n.outcome = 'skipped') = %(count)s;
+
+-- name: run_marks
+-- recent_runs, the few fields a strip of recent runs shows.
+SELECT r.id, r.job, r.kind, r.state, r.outcome, r.reason FROM unnest(%(jobs)s::text[]) AS j(job)
+CROSS JOIN LATERAL (SELECT id, job, kind, state, outcome, reason, seq FROM runs
+                    WHERE runs.job = j.job ORDER BY seq DESC LIMIT %(per_job)s) AS r
+ORDER BY r.job, r.seq DESC;
+
 -- name: find_runs
--- Keyset pagination, newest first: a page goes on below the last run of the one before.
+-- Keyset pagination, newest first: a page goes on below the last run of the one before (one
+-- range on seq, never inside an OR, so the primary key serves it from the cursor's run down).
 SELECT * FROM runs
-WHERE (%(job)s::text IS NULL OR job = %(job)s)
+WHERE (%(outcome)s::text IS NULL OR outcome = %(outcome)s)
+    AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+    AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+    AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
+    AND seq < CASE WHEN %(after)s::text IS NULL THEN 9223372036854775807
+                   ELSE COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0) END
+ORDER BY seq DESC LIMIT %(limit)s;
+
+-- name: find_runs_of_job
+-- find_runs of one job (the job always given: its runs only, read from runs_by_job).
+SELECT * FROM runs
+WHERE job = %(job)s
     AND (%(outcome)s::text IS NULL OR outcome = %(outcome)s)
     AND (%(kind)s::text IS NULL OR kind = %(kind)s)
     AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
     AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
-    AND (%(after)s::text IS NULL
-         OR seq < COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0))
+    AND seq < CASE WHEN %(after)s::text IS NULL THEN 9223372036854775807
+                   ELSE COALESCE((SELECT seq FROM runs WHERE id = %(after)s), 0) END
 ORDER BY seq DESC LIMIT %(limit)s;
 
 -- name: runs_to_prune

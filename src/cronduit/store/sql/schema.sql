@@ -100,7 +100,9 @@ CREATE TABLE runs (
     -- the durable execution this run is an activation of, if any
     execution_id     TEXT
 );
-CREATE INDEX runs_by_job ON runs (job, seq);
+-- A job's runs, newest first; with their state and outcome, so which jobs failed last or
+-- keep being skipped is read from the index alone (one search per job).
+CREATE INDEX runs_by_job ON runs (job, seq, state, outcome);
 CREATE INDEX runs_active ON runs (state);
 -- A job's runs in progress, without reading its whole history (asked per routed trigger).
 CREATE INDEX runs_active_by_job ON runs (job, seq) WHERE state <> 'ended';
