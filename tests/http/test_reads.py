@@ -77,7 +77,7 @@ async def test_jobs_lists_every_job_with_its_facts(reads: Api) -> None:
     assert 200 == answer.status_code
     body = answer.json()
     jobs = {job["job"]: job for job in body["jobs"]}
-    assert list(jobs) == sorted(reads.engine.config.jobs)
+    assert list(jobs) == list(reads.engine.config.jobs)
     assert body["next_cursor"] is None
     nightly, quiet = jobs["nightly"], jobs["quiet"]
     assert ("cron 0 3 * * * (jitter 10m)", "At 03:00", "armed") == (
@@ -105,24 +105,25 @@ async def job_pages(api: Api, limit: int, cursor: str | None = None) -> list[dic
             return pages
 
 
-async def test_jobs_are_paged_by_name_and_the_last_page_has_no_cursor(reads: Api) -> None:
-    """Nine jobs, four a page: three pages in name order, each job once; the cursor of the
-    last is null."""
+async def test_jobs_are_paged_in_config_order_and_the_last_page_has_no_cursor(
+        reads: Api) -> None:
+    """Nine jobs, four a page: three pages in config order, each job once; the cursor of
+    the last is null."""
     pages = await job_pages(reads, 4)
     names = [[job["job"] for job in page["jobs"]] for page in pages]
     assert [4, 4, 1] == [len(page) for page in names]
-    assert sorted(reads.engine.config.jobs) == [name for page in names for name in page]
+    assert list(reads.engine.config.jobs) == [name for page in names for name in page]
     assert [True, True, False] == [page["next_cursor"] is not None for page in pages]
     exact = await job_pages(reads, 9)
     assert (1, None) == (len(exact), exact[0]["next_cursor"])
 
 
 async def test_healthy_speaks_of_every_job_not_only_the_page(reads: Api) -> None:
-    """``quiet``'s run failed: the first page (``any-push``, ``docs``) has no divergence,
+    """``quiet``'s run failed: the first page (``poke``, ``inputs``) has no divergence,
     yet the answer is not healthy; once ``quiet`` succeeds, every page is."""
     await manual_run(reads, "quiet", exit_status=1)
     first = (await get(reads, "/v1/jobs", limit=2)).json()
-    assert ["any-push", "docs"] == [job["job"] for job in first["jobs"]]
+    assert ["poke", "inputs"] == [job["job"] for job in first["jobs"]]
     assert [[], []] == [job["divergences"] for job in first["jobs"]]
     assert first["healthy"] is False
     pages = await job_pages(reads, 2)
@@ -131,18 +132,31 @@ async def test_healthy_speaks_of_every_job_not_only_the_page(reads: Api) -> None
     assert [True] * 5 == [page["healthy"] for page in await job_pages(reads, 2)]
 
 
-async def test_a_cursor_goes_on_after_its_job_when_a_reload_removed_it(reads: Api) -> None:
-    """Keyed on names: jobs added or removed by an apply between two pages shift nothing;
-    the next page starts after the name the cursor holds, whether or not it is still a job."""
+async def test_a_cursor_goes_on_after_its_job_wherever_a_reload_moved_it(reads: Api) -> None:
+    """An apply between two pages that adds a job before the cursor's shifts nothing: the
+    next page starts after the cursor's job, found by its name."""
     first = (await get(reads, "/v1/jobs", limit=3)).json()
-    assert ["any-push", "docs", "inputs"] == [job["job"] for job in first["jobs"]]
-    text = READS.replace("  inputs: {run:", "  gone-inputs: {run:").replace(
-        "  quiet:", "  aaa-new: {run: \"true\"}\n  quiet:")
-    config = load_config(text, "cronduit.yaml")
-    reads.engine.apply(config, reads.clock.now())
+    assert ["poke", "inputs", "quiet"] == [job["job"] for job in first["jobs"]]
+    text = READS.replace("  poke:", "  aaa-new: {run: \"true\"}\n  poke:", 1)
+    reads.engine.apply(load_config(text, "cronduit.yaml"), reads.clock.now())
     rest = await job_pages(reads, 3, first["next_cursor"])
-    assert ["nightly", "poke", "quiet", "red-any", "red-main", "release"] == [
+    assert ["docs", "any-push", "red-main", "red-any", "release", "nightly"] == [
         job["job"] for page in rest for job in page["jobs"]]
+
+
+async def test_a_cursor_goes_on_from_its_jobs_place_when_a_reload_removed_it(
+        reads: Api) -> None:
+    """The cursor's job removed by an apply between two pages: the next page starts where
+    it was, so the job after it is neither lost nor shown twice."""
+    first = (await get(reads, "/v1/jobs", limit=3)).json()
+    assert "quiet" == first["jobs"][-1]["job"]
+    text = READS.replace('  quiet:  {run: "true"}\n', "", 1)
+    assert "quiet" not in load_config(text, "cronduit.yaml").jobs
+    reads.engine.apply(load_config(text, "cronduit.yaml"), reads.clock.now())
+    rest = await job_pages(reads, 3, first["next_cursor"])
+    names = [job["job"] for page in rest for job in page["jobs"]]
+    assert "docs" == names[0]
+    assert "poke" not in names
 
 
 async def test_jobs_refuse_a_limit_or_cursor_outside_its_rule_naming_it(reads: Api) -> None:
@@ -411,7 +425,6 @@ async def test_the_cli_says_of_each_job_what_the_api_says(tmp_path: Path) -> Non
         listed = CliRunner().invoke(cli, ["schedule", "list", "--json", "-c", str(config)],
                                     obj=runtime)
     said = json.loads(status.stdout)
-    assert (False, served) == (answer["healthy"], sorted(said["jobs"], key=lambda job: job["job"]))
+    assert (False, served) == (answer["healthy"], said["jobs"])
     assert said["healthy"] is answer["healthy"]
-    assert served == sorted([json.loads(line) for line in listed.stdout.splitlines()],
-                            key=lambda job: job["job"])
+    assert served == [json.loads(line) for line in listed.stdout.splitlines()]

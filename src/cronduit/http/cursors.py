@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 
 from cronduit.intake import RequestRefused
 
 _RUNS = "r1."
-_JOBS = "j1."
+_JOBS = "j2."
 """Each names its cursor's kind and form, so another can follow without breaking the cursors
 given, and a cursor of one kind is refused by the other's route."""
 
@@ -30,14 +31,28 @@ def decode_cursor(cursor: str) -> str:
     return _decode(_RUNS, cursor)
 
 
-def encode_job_cursor(job: str) -> str:
-    """The cursor of the page of jobs that goes on after the job named ``job``."""
-    return _encode(_JOBS, job)
+def encode_job_cursor(job: str, place: int) -> str:
+    """The cursor of the page of jobs that goes on after the job named ``job``, which is
+    at ``place`` (from 0) in the config's order now."""
+    return _encode(_JOBS, f"{place}:{job}")
 
 
-def decode_job_cursor(cursor: str) -> str:
-    """The job name inside ``cursor``; 422 for one this API could not have given."""
-    return _decode(_JOBS, cursor)
+def decode_job_cursor(cursor: str) -> tuple[int, str]:
+    """The place and job name inside ``cursor``; 422 for one this API could not have
+    given."""
+    place, _, job = _decode(_JOBS, cursor).partition(":")
+    if not (place.isascii() and place.isdigit() and job) or str(int(place)) != place:
+        raise RequestRefused(422, "cursor: not one this API gave")
+    return int(place), job
+
+
+def next_place(names: Mapping[str, int], cursor: tuple[int, str]) -> int:
+    """Where the page after ``cursor`` starts in the config's order (``names``: each job's
+    place): after its job, or, where that job is gone, at the place it had (the jobs after
+    it moved up by one)."""
+    place, job = cursor
+    found = names.get(job)
+    return min(place, len(names)) if found is None else found + 1
 
 
 def _encode(prefix: str, key: str) -> str:

@@ -74,7 +74,7 @@ class JobFacts(BaseModel):
 
 
 class JobList(BaseModel):
-    """A page of jobs by name; ``next_cursor`` asks for the page after (None: this was the
+    """A page of jobs in config order; ``next_cursor`` asks for the page after (None: this was the
     last)."""
 
     healthy: bool

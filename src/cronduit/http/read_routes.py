@@ -16,7 +16,6 @@ field).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -40,6 +39,7 @@ from cronduit.http.cursors import (
     decode_job_cursor,
     encode_cursor,
     encode_job_cursor,
+    next_place,
 )
 from cronduit.http.gateway import Gateway
 from cronduit.http.log_follow import follow_log, log_text
@@ -143,20 +143,21 @@ def read_api(gateway: Gateway) -> FastAPI:
 
 
 def _job_routes(api: FastAPI, gateway: Gateway) -> None:
-    by_name = _JobNames()
+    in_order = _JobPlaces()
 
     def expected() -> bool:
         return timers_expected(daemon_state(True, not gateway.dispatching()))
 
     @api.get("/v1/jobs", response_model=JobList,
              responses=_errors(e422="a limit or cursor outside its rule"),
-             summary="Jobs by name, a page at a time: timing, next slots, timer, pause, last "
-                     "outcome, divergence; healthy says whether any job of all diverges")
+             summary="Jobs in config order, a page at a time: timing, next slots, timer, "
+                     "pause, last outcome, divergence; healthy: whether any job diverges")
     async def jobs(limit: Annotated[int, Query(ge=1, le=MAX_JOBS_PAGE)] = 100,
                    cursor: str | None = None) -> JobList:
         now, config, timers = gateway.clock.now(), gateway.config(), expected()
-        names = by_name(config)
-        start = 0 if cursor is None else bisect_right(names, decode_job_cursor(cursor))
+        places = in_order(config)
+        start = 0 if cursor is None else next_place(places, decode_job_cursor(cursor))
+        names = list(places)
         shown = names[start:start + limit]
 
         def read(tx: Transaction) -> JobList:
@@ -166,8 +167,8 @@ def _job_routes(api: FastAPI, gateway: Gateway) -> None:
             healthy = not any(job.divergences for job in found) and not (
                 intake.reports.diverging_jobs(tx, config, names, now, timers))
             more = start + limit < len(names)
-            return JobList(healthy=healthy, jobs=found,
-                           next_cursor=encode_job_cursor(shown[-1]) if more else None)
+            return JobList(healthy=healthy, jobs=found, next_cursor=encode_job_cursor(
+                shown[-1], start + len(shown) - 1) if more else None)
 
         return await gateway.read(read)
 
@@ -202,19 +203,19 @@ def _job_routes(api: FastAPI, gateway: Gateway) -> None:
         return await gateway.read(read)
 
 
-class _JobNames:
-    """The config's job names in order, sorted once per config (an apply makes a new one):
-    the order pages of jobs are keyed on."""
+class _JobPlaces:
+    """Each job's place in the config's order, worked out once per config (an apply makes
+    a new one): the order pages of jobs go in."""
 
     def __init__(self) -> None:
-        self._sorted: tuple[Config | None, list[str]] = (None, [])
+        self._known: tuple[Config | None, dict[str, int]] = (None, {})
 
-    def __call__(self, config: Config) -> list[str]:
-        known, names = self._sorted
+    def __call__(self, config: Config) -> dict[str, int]:
+        known, places = self._known
         if known is not config:
-            names = sorted(config.jobs)
-            self._sorted = (config, names)
-        return names
+            places = {name: place for place, name in enumerate(config.jobs)}
+            self._known = (config, places)
+        return places
 
 
 def _configured(gateway: Gateway, name: str) -> str:
