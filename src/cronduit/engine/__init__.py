@@ -28,7 +28,7 @@ end is committed before the next run starts.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from cronduit.core.config.model import Config
 from cronduit.core.enums import RunState
@@ -134,8 +134,10 @@ class Engine:
         if fired:
             self.checkpoint("fired")
         # Committed: counted, logged and queued now, so a second transaction that fails (the
-        # database gone between the two) loses none of it; its launches begin below.
-        self.launcher.keep(outbox)
+        # database gone between the two) loses none of it; and its launches (the next step
+        # of an execution, the run a run's end freed) begin now, before the routing
+        # transaction: a step's process starts one commit after its predecessor's end.
+        begun = self.launcher.carry_out(outbox, now)
         stage.contended = False
         owed, looked = [name for name in stage.owed if name in stage.config.jobs], []
         with self.store.transaction() as tx:
@@ -151,15 +153,19 @@ class Engine:
                     if self.sweep_due:
                         sweep_lost_nodes(stage, tx, now, outbox)
                         self._look_at_waiting(tx, now, outbox)
+            # Read here, not in a transaction of its own after the launches below: they
+            # change nothing it reads (runs ended late bring a tick sooner, no later).
+            due = tx.next_due(with_timers=self.dispatch)
         self.sweep_due = False
         stage.owed.difference_update(looked)  # once committed: after a rollback, again
         stage.owed.intersection_update(stage.config.jobs)
         if routed:
             self.checkpoint("routed")
-        self.launcher.carry_out(outbox, now)
-        if max(fired, routed) == BATCH:
-            return now  # more waiting than one batch: come back at once
-        due = self._next_due()
+        # One chunk of launches a tick in all; none more after a launch that had to wait.
+        most = 0 if self.launcher.fault is not None else LAUNCH_CHUNK - begun
+        self.launcher.carry_out(outbox, now, most)
+        if max(fired, routed) == BATCH or self.launcher.waiting:
+            return now  # more waiting than one batch, or more to launch: come back at once
         if self.launcher.unrecorded:  # pids to record: soon, if nothing brings a tick sooner
             soon = now + RECORD_PIDS_WITHIN
             due = soon if due is None else min(due, soon)
@@ -220,8 +226,3 @@ class Engine:
         self.launcher.waiting.clear()
         self.stage.stopping.clear()
 
-    def _next_due(self) -> datetime | None:
-        if self.launcher.waiting:
-            return datetime.min.replace(tzinfo=UTC)  # more to launch: come back at once
-        with self.store.transaction() as tx:
-            return tx.next_due(with_timers=self.dispatch)

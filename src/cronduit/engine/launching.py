@@ -45,20 +45,25 @@ class Launcher:
         self.fault: str | None = None
         """Why the last launches had to wait (the state folder cannot be written), or None."""
 
-    def carry_out(self, outbox: Outbox, now: datetime) -> None:
-        """Report to the observer, log, stop, prune, then launch the next chunk."""
+    def carry_out(self, outbox: Outbox, now: datetime, most: int = LAUNCH_CHUNK) -> int:
+        """Report to the observer, log, stop, prune, then launch the next chunk of at most
+        ``most`` launches; how many it took to launch (runs that ended late start nothing and
+        are not counted). With ``most`` 0 (the tick's chunk is spent) nothing is launched,
+        and the reason the last launches waited, if any, stands."""
         self.keep(outbox)
+        if most <= 0:
+            return 0
         self.fault = None
         if not self.waiting:
-            return
-        chunk = self.waiting[:LAUNCH_CHUNK]
+            return 0
+        chunk = self.waiting[:most]
         late = [launch for launch in chunk if deadline_passed(now, launch.run.deadline_at)]
         if late:
-            self._end_late(late, now)
-            return
+            return self._end_late(late, now, most)
         triggers = self._triggers(chunk)
-        del self.waiting[:LAUNCH_CHUNK]
+        del self.waiting[:most]
         self._launch(chunk, triggers)
+        return len(chunk)
 
     def keep(self, outbox: Outbox) -> None:
         """Take what a transaction decided out of its outbox the moment it has committed:
@@ -81,9 +86,10 @@ class Launcher:
         outbox.prunes.clear()
         outbox.launches.clear()
 
-    def _end_late(self, late: list[Launch], now: datetime) -> None:
+    def _end_late(self, late: list[Launch], now: datetime, most: int) -> int:
         """Runs whose whole-run deadline came while they waited to start: they never start.
-        Then the rest of the chunk launches, with what their ends freed."""
+        Then the next chunk (at most ``most``) launches, with what their ends freed; how
+        many it took."""
         ended = Outbox()
         with self.store.transaction() as tx:
             for launch in late:
@@ -91,7 +97,7 @@ class Launcher:
                         "deadline passed before the process started", None, now, ended)
         gone = {id(launch) for launch in late}
         self.waiting = [launch for launch in self.waiting if id(launch) not in gone]
-        self.carry_out(ended, now)
+        return self.carry_out(ended, now, most)
 
     def _triggers(self, chunk: list[Launch]) -> list[Event]:
         if all(launch.trigger is not None for launch in chunk):

@@ -27,7 +27,7 @@ from cronduit.core.run_environment import (
     work_dir,
     workspace_variables,
 )
-from cronduit.core.steps import StepLaunch
+from cronduit.core.steps import StepLaunch, job_steps
 from cronduit.executor import (
     GRACE,
     Attempt,
@@ -50,7 +50,7 @@ from cronduit.executor.logs import read_tail
 from cronduit.executor.outputs import read_outputs
 from cronduit.executor.recorded import RecordedWords
 from cronduit.executor.run_folders import RunFolders
-from cronduit.executor.spawn import begin_launch
+from cronduit.executor.spawn import begin_launch, make_ahead
 from cronduit.executor.workspace import WorkspaceError
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, LaunchResult, Run
@@ -131,6 +131,11 @@ class ProcessRunner:
         for item, attempt_started in zip(launches, started, strict=True):
             if attempt_started is not None:
                 self._guarded(item, partial(self._started, item[0].id, item[3], attempt_started))
+        ahead = [self.paths.attempt(run.id, number + 1)
+                 for (run, job, _, number), attempt_started in zip(launches, started, strict=True)
+                 if attempt_started is not None and _goes_on(job, stepped.get(run.id))]
+        if ahead:  # off the engine's thread, while the steps run
+            self._pool.submit(_make_all_ahead, ahead)
         return [deferred.get(item[0].id) if s is None else (s.pid, s.start_time)
                 for item, s in zip(launches, started, strict=True)]
 
@@ -333,6 +338,20 @@ class ProcessRunner:
         root, mode, retain_failed = used
         workspace.release(root, run_id, mode, succeeded=succeeded)
         workspace.clean_expired(root, retain_failed)
+
+
+def _goes_on(job: Job, step: StepLaunch | None) -> bool:
+    """Whether a step follows this attempt's step: its next attempt is then all but sure
+    to come as soon as it ends (:func:`~cronduit.executor.spawn.make_ahead`)."""
+    if step is None:
+        return False
+    steps = job_steps(job)
+    return bool(steps) and steps[-1].id != step.step.id
+
+
+def _make_all_ahead(attempt_files: list[Path]) -> None:
+    for attempt_file in attempt_files:
+        make_ahead(attempt_file)
 
 
 FAULT_CHARS = 200
