@@ -102,30 +102,39 @@ def test_steps_run_in_order_with_outputs_flowing_as_inputs(make_rig: MakeRig) ->
 def test_the_next_step_launches_as_soon_as_the_commit_that_ended_its_predecessor(
         make_rig: MakeRig, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tick that records a step's end launches the next step's attempt right after that
-    commit, before the routing transaction; its trigger is read in the commit itself, and
-    nothing more is read after the launch: two transactions in all, the launch between."""
+    commit, and the routing transaction runs while its process starts; its trigger is read
+    in the commit itself, and nothing more is read after: two transactions in all."""
     rig = make_rig(ETL, T0)
     manual(rig)
     sync = live(rig)
     rig.runner.finish(sync.run.id, 0, outputs=out(SNAPSHOT="s-1"))
     seen: list[str] = []
-    transaction, launch_many = rig.store.transaction, rig.runner.launch_many
+    transaction, begin_many = rig.store.transaction, rig.runner.begin_many
 
     @contextmanager
     def noted() -> Iterator[Transaction]:
         seen.append("transaction")
         with transaction() as tx:
             yield tx
+        seen.append("committed")
 
     def launching(launches: Sequence[tuple[Run, Job, Event, int]],
-                  steps: Mapping[str, StepLaunch] | None = None) -> list[LaunchResult]:
+                  steps: Mapping[str, StepLaunch] | None = None
+                  ) -> Callable[[], list[LaunchResult]]:
         seen.append("launch")
-        return launch_many(launches, steps)
+        collect = begin_many(launches, steps)
+
+        def collected() -> list[LaunchResult]:
+            seen.append("collected")
+            return collect()
+
+        return collected
 
     monkeypatch.setattr(rig.store, "transaction", noted)
-    monkeypatch.setattr(rig.runner, "launch_many", launching)
+    monkeypatch.setattr(rig.runner, "begin_many", launching)
     rig.tick()
-    assert ["transaction", "launch", "transaction"] == seen
+    assert ["transaction", "committed", "launch", "transaction", "committed",
+            "collected"] == seen
     index = live(rig)
     assert index.step is not None
     assert ("index", sync.trigger.delivery_id) == (index.step.step.id,

@@ -135,9 +135,33 @@ class Engine:
             self.checkpoint("fired")
         # Committed: counted, logged and queued now, so a second transaction that fails (the
         # database gone between the two) loses none of it; and its launches (the next step
-        # of an execution, the run a run's end freed) begin now, before the routing
-        # transaction: a step's process starts one commit after its predecessor's end.
-        begun = self.launcher.carry_out(outbox, now)
+        # of an execution, the run a run's end freed) begin now, their processes starting
+        # while the routing transaction runs: a step's process starts one commit after its
+        # predecessor's end.
+        launching = self.launcher.begin(outbox, now)
+        try:
+            due, routed = self._route(now, outbox)
+        finally:
+            begun = launching()  # the pids to record, even if routing failed
+        if routed:
+            self.checkpoint("routed")
+        # One chunk of launches a tick in all; none more after a launch that had to wait.
+        most = 0 if self.launcher.fault is not None else LAUNCH_CHUNK - begun
+        self.launcher.carry_out(outbox, now, most)
+        if max(fired, routed) == BATCH or self.launcher.waiting:
+            return now  # more waiting than one batch, or more to launch: come back at once
+        if self.launcher.unrecorded:  # pids to record: soon, if nothing brings a tick sooner
+            soon = now + RECORD_PIDS_WITHIN
+            due = soon if due is None else min(due, soon)
+        if stage.contended:  # another daemon held a job's work: look again soon
+            soon = now + CONTENDED_RETRY
+            return soon if due is None else min(due, soon)
+        return due
+
+    def _route(self, now: datetime, outbox: Outbox) -> tuple[datetime | None, int]:
+        """The tick's second transaction: routing, chaining, retries and deadlines. The next
+        instant something is due, and how many triggers were routed."""
+        stage = self.stage
         stage.contended = False
         owed, looked = [name for name in stage.owed if name in stage.config.jobs], []
         with self.store.transaction() as tx:
@@ -159,20 +183,7 @@ class Engine:
         self.sweep_due = False
         stage.owed.difference_update(looked)  # once committed: after a rollback, again
         stage.owed.intersection_update(stage.config.jobs)
-        if routed:
-            self.checkpoint("routed")
-        # One chunk of launches a tick in all; none more after a launch that had to wait.
-        most = 0 if self.launcher.fault is not None else LAUNCH_CHUNK - begun
-        self.launcher.carry_out(outbox, now, most)
-        if max(fired, routed) == BATCH or self.launcher.waiting:
-            return now  # more waiting than one batch, or more to launch: come back at once
-        if self.launcher.unrecorded:  # pids to record: soon, if nothing brings a tick sooner
-            soon = now + RECORD_PIDS_WITHIN
-            due = soon if due is None else min(due, soon)
-        if stage.contended:  # another daemon held a job's work: look again soon
-            soon = now + CONTENDED_RETRY
-            return soon if due is None else min(due, soon)
-        return due
+        return due, routed
 
     def start(self, now: datetime) -> None:
         """After (re)start: adopt or settle attempts left by the previous daemon, then start
