@@ -230,6 +230,13 @@ class Engine:
                 tx.delete_execution(execution.id)
         return len(expired)
 
+    def take_notified(self) -> int:
+        """Notifications committed since the last call: the daemon's sender looks for due
+        ones when there are some, not after every tick (a look is a transaction on the
+        engine's thread, which the next tick would wait for)."""
+        notified, self.launcher.notified = self.launcher.notified, 0
+        return notified
+
     def forget_launches(self) -> None:
         """The node's lease was lost: launches committed under it must not begin now (its
         runs may be another node's already); what is still this node's is adopted again by

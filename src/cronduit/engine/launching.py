@@ -44,6 +44,8 @@ class Launcher:
         the supervisor wrote before answering, says who the process is."""
         self.fault: str | None = None
         """Why the last launches had to wait (the state folder cannot be written), or None."""
+        self.notified = 0
+        """Notifications committed since the daemon last took the count (:meth:`keep`)."""
 
     def carry_out(self, outbox: Outbox, now: datetime, most: int = LAUNCH_CHUNK) -> int:
         """Report to the observer, log, stop, prune, then launch the next chunk of at most
@@ -74,12 +76,12 @@ class Launcher:
 
     def keep(self, outbox: Outbox) -> None:
         """Take what a transaction decided out of its outbox the moment it has committed:
-        report to the observer, log, stop, prune, and queue its launches (begun by the next
-        :meth:`carry_out`). A tick commits twice; were the first commit's outbox kept until
-        the second, a second that fails (the database restarted between them) would drop
-        it, and a run the first committed as started (the next of a job's waiting work,
-        once a run's end freed a slot) would stay recorded as running with no process,
-        and its trigger consumed, until the daemon restarts."""
+        report to the observer, log, stop, prune, count its notifications, and queue its
+        launches (begun by the next :meth:`carry_out`). A tick commits twice; were the first
+        commit's outbox kept until the second, a second that fails (the database restarted
+        between them) would drop it, and a run the first committed as started (the next of
+        a job's waiting work, once a run's end freed a slot) would stay recorded as running
+        with no process, and its trigger consumed, until the daemon restarts."""
         report(self.stage.observer, outbox)
         for line in outbox.lines:
             self.stage.log(line)
@@ -88,6 +90,8 @@ class Launcher:
         for run in outbox.prunes:
             self.runner.prune(run)
         self.waiting.extend(outbox.launches)
+        self.notified += outbox.notified
+        outbox.notified = 0
         outbox.lines.clear()
         outbox.stops.clear()
         outbox.prunes.clear()
