@@ -475,7 +475,8 @@ class Daemon:
             await asyncio.sleep(0)
             return
         with contextlib.suppress(TimeoutError):  # the usual way out: nothing woke us early
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):  # no task of its own, as wait_for makes
+                await self._wake.wait()
 
     def _heartbeat(self, now: datetime, *, stopped: bool = False) -> None:
         self._info = replace(self._info, heartbeat_at=now.isoformat(), stopped=stopped)
