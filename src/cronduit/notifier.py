@@ -60,10 +60,13 @@ class NotificationSender:
         self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
         self._pass: asyncio.Task[int] | None = None
 
-    def kick(self) -> None:
-        """Start a pass unless one is going (the daemon calls this after every tick)."""
+    def kick(self) -> bool:
+        """Start a pass unless one is going; whether it started one (the daemon calls this
+        after a tick that queued notifications, and once a second for retries come due)."""
         if self._pass is None or self._pass.done():
             self._pass = asyncio.get_running_loop().create_task(self._send_due_or_wait())
+            return True
+        return False
 
     async def _send_due_or_wait(self) -> int:
         """:meth:`send_due`, where a state store that cannot be written (a full disk) only

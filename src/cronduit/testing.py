@@ -6,7 +6,7 @@ schedules in milliseconds: the test decides when time passes and how each attemp
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
@@ -90,6 +90,12 @@ class FakeRunner:
     def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
                     steps: Mapping[str, StepLaunch] | None = None) -> list[LaunchResult]:
         return [self.launch(*launch, (steps or {}).get(launch[0].id)) for launch in launches]
+
+    def begin_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                   steps: Mapping[str, StepLaunch] | None = None
+                   ) -> Callable[[], list[LaunchResult]]:
+        started = self.launch_many(launches, steps)  # at once: nothing to wait for here
+        return lambda: started
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
         found = self.recovered.get(run.id, "running")

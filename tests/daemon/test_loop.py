@@ -20,6 +20,8 @@ from cronduit.core.config import load_config
 from cronduit.daemon import loop, read_daemon
 from cronduit.daemon.loop import Daemon
 from cronduit.intake import pausing as control
+from cronduit.notifier import NotificationSender
+from cronduit.ports import Notification
 from cronduit.store.sqlite import SqliteStore
 from cronduit.testing import FakeClock, FakeRunner
 
@@ -239,3 +241,40 @@ def test_a_daemon_serving_http_writes_a_runs_lines_ahead_at_its_next_turn(
         await serving.until(lambda: line in serving.daemon.metrics._runs.text())
 
     serving.play(scenario)
+
+NOTIFYING = """
+notifiers:
+  ops: {url: "http://127.0.0.1:9/hook", on: [failure]}
+jobs:
+  hand: {run: 'true', notify: [failure]}
+  daily: {run: 'true', cron: '0 13 * * *'}
+"""
+
+
+def test_the_sender_looks_for_notifications_after_a_tick_that_queued_some_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One look as the loop begins, none after the tick that only started a run (a look is
+    a transaction on the engine's thread, which the next tick would wait for), one after the
+    tick that recorded the failure and queued its notification."""
+    monkeypatch.setattr(loop, "NOTIFY_EVERY", 3600.0)
+    looks: list[datetime] = []
+    due = NotificationSender._due
+
+    def looking(sender: NotificationSender, now: datetime) -> list[Notification]:
+        looks.append(now)
+        return due(sender, now)
+
+    monkeypatch.setattr(NotificationSender, "_due", looking)
+    serving = Serving(tmp_path, NOTIFYING)
+
+    async def scenario() -> None:
+        await serving.until(lambda: len(looks) == 1)
+        serving.run_manual()
+        serving.daemon.wake()
+        await serving.until(lambda: len(serving.runner.launched) == 1)
+        serving.runner.finish(serving.runner.launched[0].run.id, 1)
+        serving.daemon.wake()
+        await serving.until(lambda: bool(serving.said("notify ops of run")))
+
+    serving.play(scenario)
+    assert 2 == len(looks)

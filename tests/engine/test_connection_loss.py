@@ -93,10 +93,10 @@ def test_a_run_its_first_commit_started_is_launched_though_the_second_lost_the_s
         dropping: Dropping) -> None:
     """A run ends; the tick's first commit records the end and starts the run of the trigger
     that waited for it; then the server ends the connections, and the tick's second
-    transaction fails. The run committed as started is launched at the next tick (once),
-    and the first commit's lines are logged: before, they were dropped with the failed
-    tick, and the run stayed ``running`` with no process, its trigger consumed, until the
-    daemon restarted."""
+    transaction fails. The run committed as started is launched all the same (it begins
+    right after the first commit, before the second transaction), once, and the first
+    commit's lines are logged: before, they were dropped with the failed tick, and the run
+    stayed ``running`` with no process, its trigger consumed, until the daemon restarted."""
     store, reader = dropping.store, dropping.reader
     runner, lines = FakeRunner(), list[str]()
     dropping_at: set[str] = set()
@@ -130,8 +130,8 @@ def test_a_run_its_first_commit_started_is_launched_though_the_second_lost_the_s
     assert ended is not None
     assert RunState.ENDED == ended.state
     assert waited is not None
-    assert (EventState.CONSUMED, [first.run.id]) == (waited.state,
-                                                     [run.run.id for run in runner.launched])
+    assert (EventState.CONSUMED, [first.run.id, waited.run_id]) == (
+        waited.state, [run.run.id for run in runner.launched])
 
     tick_once_connected(engine, T0)
     assert [first.run.id, waited.run_id] == [run.run.id for run in runner.launched]

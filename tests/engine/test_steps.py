@@ -5,17 +5,19 @@ deadline across steps, resume where it failed, and timers that start new executi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from cronduit.core.config import load_config
-from cronduit.core.config.model import Config
+from cronduit.core.config.model import Config, Job
 from cronduit.core.enums import ExecutionState, RunState, StepState
+from cronduit.core.steps import StepLaunch
 from cronduit.intake.executions import abandon, accept_resume
 from cronduit.intake.refusals import RequestRefused
-from cronduit.ports import Execution
+from cronduit.ports import Event, Execution, LaunchResult, Run, Transaction
 from cronduit.testing import Launched
 from tests.engine.conftest import Rig
 
@@ -95,6 +97,48 @@ def test_steps_run_in_order_with_outputs_flowing_as_inputs(make_rig: MakeRig) ->
     assert (ExecutionState.SUCCEEDED, 1) == (execution.state, execution.activations)
     assert {"sync": StepState.DONE, "index": StepState.DONE, "publish": StepState.DONE} == (
         step_states(rig, execution.id))
+
+
+def test_the_next_step_launches_as_soon_as_the_commit_that_ended_its_predecessor(
+        make_rig: MakeRig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tick that records a step's end launches the next step's attempt right after that
+    commit, and the routing transaction runs while its process starts; its trigger is read
+    in the commit itself, and nothing more is read after: two transactions in all."""
+    rig = make_rig(ETL, T0)
+    manual(rig)
+    sync = live(rig)
+    rig.runner.finish(sync.run.id, 0, outputs=out(SNAPSHOT="s-1"))
+    seen: list[str] = []
+    transaction, begin_many = rig.store.transaction, rig.runner.begin_many
+
+    @contextmanager
+    def noted() -> Iterator[Transaction]:
+        seen.append("transaction")
+        with transaction() as tx:
+            yield tx
+        seen.append("committed")
+
+    def launching(launches: Sequence[tuple[Run, Job, Event, int]],
+                  steps: Mapping[str, StepLaunch] | None = None
+                  ) -> Callable[[], list[LaunchResult]]:
+        seen.append("launch")
+        collect = begin_many(launches, steps)
+
+        def collected() -> list[LaunchResult]:
+            seen.append("collected")
+            return collect()
+
+        return collected
+
+    monkeypatch.setattr(rig.store, "transaction", noted)
+    monkeypatch.setattr(rig.runner, "begin_many", launching)
+    rig.tick()
+    assert ["transaction", "committed", "launch", "transaction", "committed",
+            "collected"] == seen
+    index = live(rig)
+    assert index.step is not None
+    assert ("index", sync.trigger.delivery_id) == (index.step.step.id,
+                                                   index.trigger.delivery_id)
 
 
 def test_a_step_failing_its_retries_fails_the_run_and_a_resume_skips_what_was_done(

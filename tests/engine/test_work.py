@@ -259,6 +259,32 @@ def test_runs_waiting_to_launch_past_their_deadline_never_start(make_rig: MakeRi
     assert {"timeout"} == {run.outcome for run in late}
 
 
+def test_a_tick_launches_one_chunk_in_all_though_both_its_commits_decided_launches(
+        make_rig: MakeRig) -> None:
+    """The first commit's launches (next steps) begin before the routing transaction; the
+    routed runs after it take what is left of the chunk, and the rest wait for the next
+    tick, which comes at once."""
+    walks, plain = 10, LAUNCH_CHUNK
+    text = "jobs:\n" + "".join(
+        f"  walk{n}:\n    steps:\n      - {{id: a, run: x}}\n      - {{id: b, run: x}}\n"
+        for n in range(walks)) + "".join(f"  j{n}:\n    run: x\n" for n in range(plain))
+    rig = make_rig(text, T0)
+    for n in range(walks):
+        rig.accept(f"manual/walk{n}", f"walk{n}", "manual")
+    rig.tick()
+    assert walks == len(rig.runner.launched)
+    for launched in rig.runner.launched:
+        rig.runner.finish(launched.run.id, 0)
+    for n in range(plain):
+        rig.accept(f"manual/j{n}", f"j{n}", "manual")
+    assert T0 == rig.tick()  # more to launch: at once
+    later = rig.runner.launched[walks:]
+    assert LAUNCH_CHUNK == len(later)
+    assert [2] * walks == [x.attempt for x in later[:walks]]
+    rig.tick()
+    assert walks + walks + plain == len(rig.runner.launched)
+
+
 def test_a_run_whose_process_cannot_start_fails_with_the_reason_and_others_go_on(
         make_rig: MakeRig) -> None:
     """A missing dir (or no processes left) fails that run, retried by its policy; the

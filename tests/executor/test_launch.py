@@ -18,6 +18,8 @@ from cronduit.executor import (
     inspect,
     launch,
 )
+from cronduit.executor.files import step_log_path
+from cronduit.executor.spawn import make_ahead
 from tests.helpers.processes import ENV, finish, run_job, spec_for
 
 PYTHON = sys.executable
@@ -130,6 +132,34 @@ def test_an_attempt_file_with_anything_in_it_is_never_launched(tmp_path: Path) -
     with pytest.raises(AttemptConflict, match="already started"):
         launch(spec)
     assert (b"12", False) == (spec.attempt_file.read_bytes(), spec.log_path.exists())
+
+
+def test_an_attempt_made_ahead_is_empty_and_launches_as_any_other(tmp_path: Path) -> None:
+    """make_ahead gives the attempt its file and step log, empty (not started), and the launch
+    then only opens them."""
+    spec = spec_for(tmp_path, shell="echo ran", attempt=2)
+    spec.attempt_file.parent.mkdir(parents=True)
+    make_ahead(spec.attempt_file)
+    assert (b"", b"") == (spec.attempt_file.read_bytes(),
+                          step_log_path(spec.attempt_file).read_bytes())
+    assert NotStarted() == inspect(spec.attempt_file)
+    assert Exited(0) == finish(launch(spec))
+
+
+def test_making_ahead_never_touches_what_is_there_nor_makes_a_folder_gone(
+        tmp_path: Path) -> None:
+    """An attempt file with anything in it stays as it was (still never launched), and a run
+    folder that is gone (pruned meanwhile) is not made again."""
+    spec = spec_for(tmp_path, shell="echo ran")
+    spec.attempt_file.parent.mkdir(parents=True)
+    spec.attempt_file.write_bytes(b"-\n12")
+    make_ahead(spec.attempt_file)
+    assert b"-\n12" == spec.attempt_file.read_bytes()
+    with pytest.raises(AttemptConflict, match="already started"):
+        launch(spec)
+    gone = tmp_path / "runs" / "r2" / "attempt-2"
+    make_ahead(gone)
+    assert not gone.parent.exists()
 
 
 def test_an_attempt_that_started_is_never_launched_again(tmp_path: Path) -> None:

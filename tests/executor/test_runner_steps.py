@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,3 +73,29 @@ def test_a_step_that_wrote_no_outputs_reports_none_and_a_failed_one_is_not_read(
     failing = Step(id="f", run='printf "{}" > "$CRONDUIT_OUTPUT_FILE"; exit 3')
     [report] = run_step(paths, tmp_path, 2, StepLaunch(failing, "x1", "a2", {}))
     assert AttemptReport(3) == report
+
+
+def test_the_next_steps_attempt_file_and_log_are_made_while_a_step_runs(
+        tmp_path: Path) -> None:
+    """A step with a step after it: attempt 2's file and log are there, empty, by the time
+    attempt 1 has ended, so the launch that follows only opens them. After the last step
+    nothing is made."""
+    paths = StatePaths(tmp_path / "state")
+    sync = StepLaunch(Step(id="sync", run="exit 0", outputs=("SNAPSHOT",)), "x1", "a1", {})
+    [report] = run_step(paths, tmp_path, 1, sync)
+    assert 0 == report.exit_status
+    ahead = paths.attempt("r1", 2)
+    wait_for(lambda: ahead.exists() and step_log_path(ahead).exists())
+    assert (b"", b"") == (ahead.read_bytes(), step_log_path(ahead).read_bytes())
+    [report] = run_step(paths, tmp_path, 2, StepLaunch(INDEX, "x1", "a2", {"FROM": "s-1"}))
+    assert 0 == report.exit_status
+    assert b"x1 index a2 s-1 2" == step_log_path(ahead).read_bytes()
+    assert not paths.attempt("r1", 3).exists()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Until ``condition`` holds: the files are made on the runner's own threads."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "not made in time"
+        time.sleep(0.005)

@@ -61,6 +61,10 @@ if TYPE_CHECKING:
 MAX_SLEEP = 1.0
 """Seconds between wall-clock checks, whatever is due: also how often a daemon sharing the
 state looks for work other daemons accepted, when no notification woke it sooner."""
+NOTIFY_EVERY = MAX_SLEEP
+"""Seconds between the notification sender's looks for due notifications when no tick
+queued one: retries come due (5 s and more apart), and a daemon sharing the store may queue
+some. A tick that queued notifications has them looked for at once."""
 SWEEP_EVERY = 5.0
 """Seconds between looks for nodes whose lease expired, where daemons share the state: a
 dead daemon's runs are taken over within its lease and this."""
@@ -119,6 +123,10 @@ class Daemon:
         """The state folder's outage under way (a full or read-only disk), if any."""
         self._last_beat: float | None = None
         self._last_trim = 0.0
+        self._last_notify: float | None = None
+        """When the notification sender last began a pass (the loop's clock)."""
+        self._notify_owed = False
+        """Whether notifications were committed that no pass has begun since."""
         self._last_sweep = 0.0
         """When lost nodes were last swept for (the loop's clock)."""
         """When free memory was last given back (the loop's clock; 0: at the first turn)."""
@@ -316,8 +324,22 @@ class Daemon:
         self._ticked.set()
         self._ticked = asyncio.Event()
         if self.engine.dispatch and self._notifications is not None:
-            self._notifications.kick()
+            self._kick_notifications(self._notifications)
         return due
+
+    def _kick_notifications(self, sender: NotificationSender) -> None:
+        """A pass of the notification sender when the engine committed notifications (or
+        one before could not begin, a pass being under way), and every
+        :data:`NOTIFY_EVERY` seconds. Not after every tick: a pass begins with a transaction
+        on the engine's thread, which the next tick, a durable run's next step, waited for."""
+        self._notify_owed = self._notify_owed or self.engine.take_notified() > 0
+        at = asyncio.get_running_loop().time()
+        if (not self._notify_owed and self._last_notify is not None
+                and at - self._last_notify < NOTIFY_EVERY):
+            return
+        if sender.kick():
+            self._notify_owed = False
+            self._last_notify = at
 
     def _render_metrics_ahead(self) -> None:
         """Render the metrics that changed on a thread of their own (neither the event loop
@@ -461,7 +483,8 @@ class Daemon:
             await asyncio.sleep(0)
             return
         with contextlib.suppress(TimeoutError):  # the usual way out: nothing woke us early
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+            async with asyncio.timeout(seconds):  # no task of its own, as wait_for makes
+                await self._wake.wait()
 
     def _heartbeat(self, now: datetime, *, stopped: bool = False) -> None:
         self._info = replace(self._info, heartbeat_at=now.isoformat(), stopped=stopped)

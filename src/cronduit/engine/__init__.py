@@ -28,7 +28,7 @@ end is committed before the next run starts.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from cronduit.core.config.model import Config
 from cronduit.core.enums import RunState
@@ -134,8 +134,34 @@ class Engine:
         if fired:
             self.checkpoint("fired")
         # Committed: counted, logged and queued now, so a second transaction that fails (the
-        # database gone between the two) loses none of it; its launches begin below.
-        self.launcher.keep(outbox)
+        # database gone between the two) loses none of it; and its launches (the next step
+        # of an execution, the run a run's end freed) begin now, their processes starting
+        # while the routing transaction runs: a step's process starts one commit after its
+        # predecessor's end.
+        launching = self.launcher.begin(outbox, now)
+        try:
+            due, routed = self._route(now, outbox)
+        finally:
+            begun = launching()  # the pids to record, even if routing failed
+        if routed:
+            self.checkpoint("routed")
+        # One chunk of launches a tick in all; none more after a launch that had to wait.
+        most = 0 if self.launcher.fault is not None else LAUNCH_CHUNK - begun
+        self.launcher.carry_out(outbox, now, most)
+        if max(fired, routed) == BATCH or self.launcher.waiting:
+            return now  # more waiting than one batch, or more to launch: come back at once
+        if self.launcher.unrecorded:  # pids to record: soon, if nothing brings a tick sooner
+            soon = now + RECORD_PIDS_WITHIN
+            due = soon if due is None else min(due, soon)
+        if stage.contended:  # another daemon held a job's work: look again soon
+            soon = now + CONTENDED_RETRY
+            return soon if due is None else min(due, soon)
+        return due
+
+    def _route(self, now: datetime, outbox: Outbox) -> tuple[datetime | None, int]:
+        """The tick's second transaction: routing, chaining, retries and deadlines. The next
+        instant something is due, and how many triggers were routed."""
+        stage = self.stage
         stage.contended = False
         owed, looked = [name for name in stage.owed if name in stage.config.jobs], []
         with self.store.transaction() as tx:
@@ -151,22 +177,13 @@ class Engine:
                     if self.sweep_due:
                         sweep_lost_nodes(stage, tx, now, outbox)
                         self._look_at_waiting(tx, now, outbox)
+            # Read here, not in a transaction of its own after the launches below: they
+            # change nothing it reads (runs ended late bring a tick sooner, no later).
+            due = tx.next_due(with_timers=self.dispatch)
         self.sweep_due = False
         stage.owed.difference_update(looked)  # once committed: after a rollback, again
         stage.owed.intersection_update(stage.config.jobs)
-        if routed:
-            self.checkpoint("routed")
-        self.launcher.carry_out(outbox, now)
-        if max(fired, routed) == BATCH:
-            return now  # more waiting than one batch: come back at once
-        due = self._next_due()
-        if self.launcher.unrecorded:  # pids to record: soon, if nothing brings a tick sooner
-            soon = now + RECORD_PIDS_WITHIN
-            due = soon if due is None else min(due, soon)
-        if stage.contended:  # another daemon held a job's work: look again soon
-            soon = now + CONTENDED_RETRY
-            return soon if due is None else min(due, soon)
-        return due
+        return due, routed
 
     def start(self, now: datetime) -> None:
         """After (re)start: adopt or settle attempts left by the previous daemon, then start
@@ -213,6 +230,13 @@ class Engine:
                 tx.delete_execution(execution.id)
         return len(expired)
 
+    def take_notified(self) -> int:
+        """Notifications committed since the last call: the daemon's sender looks for due
+        ones when there are some, not after every tick (a look is a transaction on the
+        engine's thread, which the next tick would wait for)."""
+        notified, self.launcher.notified = self.launcher.notified, 0
+        return notified
+
     def forget_launches(self) -> None:
         """The node's lease was lost: launches committed under it must not begin now (its
         runs may be another node's already); what is still this node's is adopted again by
@@ -220,8 +244,3 @@ class Engine:
         self.launcher.waiting.clear()
         self.stage.stopping.clear()
 
-    def _next_due(self) -> datetime | None:
-        if self.launcher.waiting:
-            return datetime.min.replace(tzinfo=UTC)  # more to launch: come back at once
-        with self.store.transaction() as tx:
-            return tx.next_due(with_timers=self.dispatch)

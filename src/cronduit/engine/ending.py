@@ -90,9 +90,9 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
     job = stage.config.jobs.get(run.job)
     if job is None:
         return
-    notify(stage, tx, job, RunFacts(job.name, run.id, outcome, run.started_at, now,
-                                    run.attempts, exit_status, reason,
-                                    execution=run.execution_id, failed_step=failed_step), now)
+    outbox.notified += notify(stage, tx, job, RunFacts(
+        job.name, run.id, outcome, run.started_at, now, run.attempts, exit_status, reason,
+        execution=run.execution_id, failed_step=failed_step), now)
     # Only this node's runs: another's files are on its host, and two nodes marking each
     # other's rows pruned, each in its own order, would deadlock.
     for old in tx.runs_to_prune(job.name, stage.config.settings.kept_runs, stage.scope):
@@ -117,15 +117,17 @@ def skip(stage: Stage, tx: Transaction, job: Job, event: Event, reason: str, now
     outbox.ended.append((job.name, Outcome.SKIPPED, None))
     if event.kind == TriggerKind.TIMER:  # its slot ran into a skip: the slot's fate
         outbox.slots.append((job.name, SlotFate.SKIPPED, reason, 1))
-    notify(stage, tx, job, RunFacts(job.name, run.id, Outcome.SKIPPED, None, now, 0, None,
-                                    reason), now)
+    outbox.notified += notify(stage, tx, job, RunFacts(job.name, run.id, Outcome.SKIPPED, None,
+                                                       now, 0, None, reason), now)
 
 
-def notify(stage: Stage, tx: Transaction, job: Job, facts: RunFacts, now: datetime) -> None:
+def notify(stage: Stage, tx: Transaction, job: Job, facts: RunFacts, now: datetime) -> int:
     """Queue the run's outcome for every notifier that wants it, in the transaction that
-    records the outcome: a crash right after loses no notification."""
+    records the outcome: a crash right after loses no notification. How many."""
     notifiers = stage.config.notifiers
     accepts = {name: notifier.on for name, notifier in notifiers.items()}
-    for name in recipients(job.notify, accepts, facts.outcome):
+    names = recipients(job.notify, accepts, facts.outcome)
+    for name in names:
         body = json.dumps(message(facts, notifiers[name].format))
         tx.insert_notification(facts.run, name, body, now)
+    return len(names)

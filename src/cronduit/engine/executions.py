@@ -91,6 +91,13 @@ def next_attempt(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
                       step_variables(step, _saved(rows.values())))
 
 
+def run_trigger(tx: Transaction, run: Run) -> Event | None:
+    """The trigger that started ``run`` (None if it is gone): what a later attempt's launch
+    is given again."""
+    return next((event for event in tx.events_of_run(run.id) if event.seq == run.trigger_seq),
+                None)
+
+
 def whole_deadline(job: Job, run: Run, now: datetime) -> datetime:
     """The activation's deadline: the job's ``timeout`` from the run's start, for every step
     and backoff together."""

@@ -44,30 +44,44 @@ class Launcher:
         the supervisor wrote before answering, says who the process is."""
         self.fault: str | None = None
         """Why the last launches had to wait (the state folder cannot be written), or None."""
+        self.notified = 0
+        """Notifications committed since the daemon last took the count (:meth:`keep`)."""
 
-    def carry_out(self, outbox: Outbox, now: datetime) -> None:
-        """Report to the observer, log, stop, prune, then launch the next chunk."""
+    def carry_out(self, outbox: Outbox, now: datetime, most: int = LAUNCH_CHUNK) -> int:
+        """Report to the observer, log, stop, prune, then launch the next chunk of at most
+        ``most`` launches; how many it took to launch (runs that ended late start nothing and
+        are not counted). With ``most`` 0 (the tick's chunk is spent) nothing is launched,
+        and the reason the last launches waited, if any, stands."""
+        return self.begin(outbox, now, most)()
+
+    def begin(self, outbox: Outbox, now: datetime,
+              most: int = LAUNCH_CHUNK) -> Callable[[], int]:
+        """:meth:`carry_out` in two halves: on return the chunk's processes are starting,
+        and the call returned waits for them (their pids queued to record, launches that
+        had to wait put back) and says how many it took. Call it, once, before anything
+        else launches."""
         self.keep(outbox)
+        if most <= 0:
+            return _NONE
         self.fault = None
         if not self.waiting:
-            return
-        chunk = self.waiting[:LAUNCH_CHUNK]
+            return _NONE
+        chunk = self.waiting[:most]
         late = [launch for launch in chunk if deadline_passed(now, launch.run.deadline_at)]
-        if late:
-            self._end_late(late, now)
-            return
+        if late:  # they never start; the next chunk launches, with what their ends freed
+            return self.begin(self._end_late(late, now), now, most)
         triggers = self._triggers(chunk)
-        del self.waiting[:LAUNCH_CHUNK]
-        self._launch(chunk, triggers)
+        del self.waiting[:most]
+        return self._launch(chunk, triggers)
 
     def keep(self, outbox: Outbox) -> None:
         """Take what a transaction decided out of its outbox the moment it has committed:
-        report to the observer, log, stop, prune, and queue its launches (begun by the next
-        :meth:`carry_out`). A tick commits twice; were the first commit's outbox kept until
-        the second, a second that fails (the database restarted between them) would drop
-        it, and a run the first committed as started (the next of a job's waiting work,
-        once a run's end freed a slot) would stay recorded as running with no process,
-        and its trigger consumed, until the daemon restarts."""
+        report to the observer, log, stop, prune, count its notifications, and queue its
+        launches (begun by the next :meth:`carry_out`). A tick commits twice; were the first
+        commit's outbox kept until the second, a second that fails (the database restarted
+        between them) would drop it, and a run the first committed as started (the next of
+        a job's waiting work, once a run's end freed a slot) would stay recorded as running
+        with no process, and its trigger consumed, until the daemon restarts."""
         report(self.stage.observer, outbox)
         for line in outbox.lines:
             self.stage.log(line)
@@ -76,14 +90,16 @@ class Launcher:
         for run in outbox.prunes:
             self.runner.prune(run)
         self.waiting.extend(outbox.launches)
+        self.notified += outbox.notified
+        outbox.notified = 0
         outbox.lines.clear()
         outbox.stops.clear()
         outbox.prunes.clear()
         outbox.launches.clear()
 
-    def _end_late(self, late: list[Launch], now: datetime) -> None:
+    def _end_late(self, late: list[Launch], now: datetime) -> Outbox:
         """Runs whose whole-run deadline came while they waited to start: they never start.
-        Then the rest of the chunk launches, with what their ends freed."""
+        What their ends decided (the work they freed), committed."""
         ended = Outbox()
         with self.store.transaction() as tx:
             for launch in late:
@@ -91,7 +107,7 @@ class Launcher:
                         "deadline passed before the process started", None, now, ended)
         gone = {id(launch) for launch in late}
         self.waiting = [launch for launch in self.waiting if id(launch) not in gone]
-        self.carry_out(ended, now)
+        return ended
 
     def _triggers(self, chunk: list[Launch]) -> list[Event]:
         if all(launch.trigger is not None for launch in chunk):
@@ -100,7 +116,7 @@ class Launcher:
             return [launch.trigger or _trigger_event(tx.events_of_run(launch.run.id), launch.run)
                     for launch in chunk]
 
-    def _launch(self, chunk: list[Launch], triggers: list[Event]) -> None:
+    def _launch(self, chunk: list[Launch], triggers: list[Event]) -> Callable[[], int]:
         self.checkpoint("launching")
         jobs = self.stage.config.jobs
         batch = [
@@ -110,17 +126,31 @@ class Launcher:
             if (job := jobs.get(launch.run.job)) is not None
         ]
         steps = {launch.run.id: launch.step for launch, _ in batch if launch.step is not None}
-        started = self.runner.launch_many([item for _, item in batch], steps or None)
-        launched: list[tuple[str, int, int]] = []
-        deferred: list[Launch] = []
-        for (launch, _), got in zip(batch, started, strict=True):
-            if isinstance(got, Deferred):  # the state folder cannot be written: not begun
-                deferred.append(launch)
-                self.fault = got.reason
-            elif got is not None:  # one not started ends through runner.ended()
-                launched.append((launch.run.id, got[0], got[1]))
-        self.waiting[:0] = deferred
-        self.unrecorded.extend(launched)
+        collect = self.runner.begin_many([item for _, item in batch], steps or None)
+
+        def finish() -> int:
+            started = collect()
+            launched: list[tuple[str, int, int]] = []
+            deferred: list[Launch] = []
+            for (launch, _), got in zip(batch, started, strict=True):
+                if isinstance(got, Deferred):  # the state folder cannot be written: not begun
+                    deferred.append(launch)
+                    self.fault = got.reason
+                elif got is not None:  # one not started ends through runner.ended()
+                    launched.append((launch.run.id, got[0], got[1]))
+            self.waiting[:0] = deferred
+            self.unrecorded.extend(launched)
+            return len(chunk)
+
+        return finish
+
+
+def _none() -> int:
+    return 0
+
+
+_NONE: Callable[[], int] = _none
+"""What :meth:`Launcher.begin` gives when it launched nothing."""
 
 
 def _trigger_event(events: Sequence[Event], run: Run) -> Event:

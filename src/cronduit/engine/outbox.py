@@ -43,3 +43,5 @@ class Outbox:
     """Timed runs started: job, seconds from its slot's due time to the start."""
     slots: list[tuple[str, SlotFate, str, int]] = field(default_factory=list)
     """Slots given a fate: job, fate, the ledger's reason, how many slots."""
+    notified: int = 0
+    """Notifications queued: the daemon's sender is told to look once they are committed."""

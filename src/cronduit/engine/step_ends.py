@@ -20,7 +20,7 @@ from cronduit.core.durations import format_duration
 from cronduit.core.enums import ExecutionState, Outcome, StepState
 from cronduit.core.lifecycle import AttemptReport, Verdict, judge_attempt, judge_failure, retry_of
 from cronduit.core.steps import OutputProblem, Outputs, parse_outputs, step_of
-from cronduit.engine.executions import next_attempt, whole_deadline
+from cronduit.engine.executions import next_attempt, run_trigger, whole_deadline
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
 from cronduit.ports import Run, Transaction
@@ -33,14 +33,16 @@ def step_verdict(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     """The verdict on the run an ended step attempt leaves, or None when the step succeeded
     and the next step's attempt was written and noted for launch (the run goes on)."""
     assert run.execution_id is not None
-    written = tx.step_attempt(run.id, attempt)
+    # One read of the execution's attempts gives both which step this attempt was and how
+    # many times this activation has tried it.
+    attempts = [a for a in tx.step_attempts(run.execution_id) if a.run_id == run.id]
+    written = next((a for a in attempts if a.attempt == attempt), None)
     step_id = "?" if written is None else written.step_id
     step = step_of(job, step_id)
     if step is None:
         tx.end_step_attempt(run.id, attempt, now, report.exit_status, "failure", GONE)
         return Verdict(Outcome.FAILURE, f"step {step_id} {GONE}")
-    tries = sum(1 for a in tx.step_attempts(run.execution_id)
-                if a.run_id == run.id and a.step_id == step.id)
+    tries = sum(1 for a in attempts if a.step_id == step.id)
     retry = retry_of(job.retry_for(step))
     deadline = whole_deadline(job, run, now)
     if report.stopped_for == "timeout" and now < deadline and step.timeout is not None:
@@ -71,7 +73,9 @@ def step_verdict(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     if launch is None:
         return verdict  # the last step: the run, and so the execution, succeeded
     tx.update_run(run.id, attempts=attempt + 1, exit_status=report.exit_status, pid=None)
-    outbox.launches.append(Launch(replace(run, attempts=attempt + 1), attempt + 1, step=launch))
+    # The trigger read here, in this transaction, so the launch reads nothing more.
+    outbox.launches.append(Launch(replace(run, attempts=attempt + 1), attempt + 1,
+                                  run_trigger(tx, run), step=launch))
     outbox.lines.append(f"run {run.job} {run.id}: step {step.id} done; step "
                         f"{launch.step.id} next")
     return None

@@ -68,6 +68,9 @@ class ExitWatch:
         readable = loop.create_future()
         loop.add_reader(self._fd, _settle, readable)
         try:
+            if timeout is None:  # the future itself: a step's end is noticed a turn sooner
+                await readable
+                return True
             done, _ = await asyncio.wait({readable}, timeout=timeout)
         finally:
             loop.remove_reader(self._fd)

@@ -27,7 +27,7 @@ from cronduit.core.run_environment import (
     work_dir,
     workspace_variables,
 )
-from cronduit.core.steps import StepLaunch
+from cronduit.core.steps import StepLaunch, job_steps
 from cronduit.executor import (
     GRACE,
     Attempt,
@@ -50,7 +50,7 @@ from cronduit.executor.logs import read_tail
 from cronduit.executor.outputs import read_outputs
 from cronduit.executor.recorded import RecordedWords
 from cronduit.executor.run_folders import RunFolders
-from cronduit.executor.spawn import begin_launch
+from cronduit.executor.spawn import begin_launch, make_ahead
 from cronduit.executor.workspace import WorkspaceError
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, LaunchResult, Run
@@ -108,10 +108,16 @@ class ProcessRunner:
 
     def launch_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
                     steps: Mapping[str, StepLaunch] | None = None) -> list[LaunchResult]:
-        """Prepare each attempt, send them all to the supervisor, then collect the answers:
-        the supervisor starts one job while the next request is on its way. Workspaces
-        (git) are prepared on a few threads, since they wait on the network and the disk.
-        Watching stays on the loop."""
+        return self.begin_many(launches, steps)()
+
+    def begin_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                   steps: Mapping[str, StepLaunch] | None = None
+                   ) -> Callable[[], list[LaunchResult]]:
+        """Prepare each attempt and send them all to the supervisor; the call returned
+        collects the answers: the supervisor starts one job while the next request is on
+        its way, and the caller works while the jobs start. Workspaces (git) are prepared
+        on a few threads, since they wait on the network and the disk. Watching stays on
+        the loop."""
         deferred: dict[str, Deferred] = {}
         stepped = steps or {}
 
@@ -126,13 +132,30 @@ class ProcessRunner:
         begun = [None if spec is None else self._guarded(item, partial(begin_launch, spec),
                                                          deferred)
                  for item, spec in zip(launches, specs, strict=True)]
-        started = [None if pending is None else self._guarded(item, pending.result, deferred)
-                   for item, pending in zip(launches, begun, strict=True)]
-        for item, attempt_started in zip(launches, started, strict=True):
-            if attempt_started is not None:
-                self._guarded(item, partial(self._started, item[0].id, item[3], attempt_started))
-        return [deferred.get(item[0].id) if s is None else (s.pid, s.start_time)
-                for item, s in zip(launches, started, strict=True)]
+
+        def collect() -> list[LaunchResult]:
+            started = [None if pending is None else self._guarded(item, pending.result,
+                                                                  deferred)
+                       for item, pending in zip(launches, begun, strict=True)]
+            for item, attempt_started in zip(launches, started, strict=True):
+                if attempt_started is not None:
+                    self._guarded(item, partial(self._started, item[0].id, item[3],
+                                                attempt_started))
+            self._make_ahead(launches, started, stepped)
+            return [deferred.get(item[0].id) if s is None else (s.pid, s.start_time)
+                    for item, s in zip(launches, started, strict=True)]
+
+        return collect
+
+    def _make_ahead(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                    started: Sequence[Attempt | None], steps: Mapping[str, StepLaunch]) -> None:
+        """The next attempt's file and log, made off the engine's thread while each started
+        step runs that has a step after it (:func:`~cronduit.executor.spawn.make_ahead`)."""
+        ahead = [self.paths.attempt(run.id, number + 1)
+                 for (run, job, _, number), attempt_started in zip(launches, started, strict=True)
+                 if attempt_started is not None and _goes_on(job, steps.get(run.id))]
+        if ahead:
+            self._pool.submit(_make_all_ahead, ahead)
 
     def _started(self, run_id: str, number: int, attempt: Attempt) -> None:
         used = self._in_workspace.get(run_id)
@@ -333,6 +356,20 @@ class ProcessRunner:
         root, mode, retain_failed = used
         workspace.release(root, run_id, mode, succeeded=succeeded)
         workspace.clean_expired(root, retain_failed)
+
+
+def _goes_on(job: Job, step: StepLaunch | None) -> bool:
+    """Whether a step follows this attempt's step: its next attempt is then all but sure
+    to come as soon as it ends (:func:`~cronduit.executor.spawn.make_ahead`)."""
+    if step is None:
+        return False
+    steps = job_steps(job)
+    return bool(steps) and steps[-1].id != step.step.id
+
+
+def _make_all_ahead(attempt_files: list[Path]) -> None:
+    for attempt_file in attempt_files:
+        make_ahead(attempt_file)
 
 
 FAULT_CHARS = 200

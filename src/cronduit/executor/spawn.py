@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cronduit.executor import recorded, supervisor
-from cronduit.executor.files import RETRY_AFTER_VARIABLE, retry_after_path
+from cronduit.executor.files import RETRY_AFTER_VARIABLE, retry_after_path, step_log_path
 from cronduit.executor.states import Attempt, AttemptConflict, LaunchSpec
 
 _LOCK_PATIENCE = 0.05
@@ -246,6 +246,22 @@ def _claim(attempt_file: Path) -> int:
         os.close(record)
         raise
     return record
+
+
+def make_ahead(attempt_file: Path) -> None:
+    """Create an attempt's file and its step log, empty, before the attempt is launched.
+
+    Creating a file costs 0.1-0.25 ms here, and a step attempt's launch creates two: made
+    while the step before it runs, the launch that follows its end only opens them. An
+    empty attempt file says "not started", as it does after a crash between the claim and
+    the send, so one made for an attempt that never comes (the run failed instead) changes
+    no record. Never into a run's folder that is gone (pruned meanwhile), and never
+    truncating: a file that exists already, with whatever it holds, is left as it is.
+    Quietly does nothing it cannot do: the launch creates what is missing.
+    """
+    for path in (attempt_file, step_log_path(attempt_file)):
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
 
 def _take_lock(record: int, attempt_file: Path) -> None:

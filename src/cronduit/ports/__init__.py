@@ -13,7 +13,7 @@ every backend to it; nothing here is particular to one database.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -200,6 +200,15 @@ class Runner(Protocol):
                     ) -> Sequence[LaunchResult]:
         """:meth:`launch` for several attempts at once (they may start concurrently), in
         order; ``steps``: the step of each launch that is a step attempt, by run id."""
+        ...
+
+    def begin_many(self, launches: Sequence[tuple[Run, Job, Event, int]],
+                   steps: Mapping[str, StepLaunch] | None = None
+                   ) -> Callable[[], Sequence[LaunchResult]]:
+        """:meth:`launch_many` in two halves, so the caller can work while the processes
+        start: on return the launches are under way, and the call it returns waits for them
+        and gives what :meth:`launch_many` gives. That call must be made, once, and soon:
+        until it is, the attempts begun are not watched."""
         ...
 
     def recover(self, run: Run) -> AttemptReport | Literal["running", "not_started"]:
