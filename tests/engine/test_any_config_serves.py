@@ -32,7 +32,13 @@ from cronduit.testing import FakeClock
 
 START = datetime(2026, 3, 28, 23, 59, 30, tzinfo=UTC)
 REAL_SECONDS = 20.0
-"""How long one config may take in real time before the test calls it stuck."""
+"""How long a config may go in real time with no process ending before the test calls it
+stuck."""
+ALL_SECONDS = 120.0
+"""How long one config may take in real time in all."""
+WHOLE_HISTORY = 1_000_000
+"""Runs of a job read to find its manual one: an every-minute job's timer runs may push it
+far below the newest hundred."""
 
 durations = st.sampled_from(["1s", "30s", "5m", "1h", "2h30m", "1d"])
 shell_lines = st.sampled_from(["true", "exit 3", "exit 75", "echo $CRONDUIT_JOB",
@@ -144,16 +150,23 @@ async def serve_each_job_once(config: Config, folder: Path) -> dict[str, set[str
                     control.resume(tx, job.name, "test", clock.now())
                 intake.accept_manual(tx, job, intake.check_inputs(job, {}), queue=True,
                                      operator="test", now=clock.now())
-        deadline = loop.time() + REAL_SECONDS
+        # Stuck: no process ended for REAL_SECONDS. A config of every-minute jobs beside a
+        # retry that sleeps for hours starts hundreds of real processes as the clock jumps,
+        # each a few milliseconds: slow, not stuck, so it has up to ALL_SECONDS in all.
+        started = loop.time()
+        deadline = started + REAL_SECONDS
         while not _every_manual_run_ended(store, config):
             assert loop.time() < deadline, "the runs did not all end"
+            # Cleared before the tick, as the daemon's loop does: a process that ends while
+            # the tick runs must not have its word lost (a wait of REAL_SECONDS for nothing).
+            woken.clear()
             due = engine.tick(clock.now())
             with store.transaction() as tx:
                 active = tx.active_runs()
             if any(run.state == "running" for run in active):
                 # Real processes end in real time: wait for the runner's word.
-                woken.clear()
                 await asyncio.wait_for(woken.wait(), REAL_SECONDS)
+                deadline = min(loop.time() + REAL_SECONDS, started + ALL_SECONDS)
                 continue
             retries = [run.next_attempt_at for run in active if run.next_attempt_at]
             # Straight to the next retry when a run sleeps (timers due meanwhile fire late,
@@ -164,7 +177,7 @@ async def serve_each_job_once(config: Config, folder: Path) -> dict[str, set[str
             else:
                 clock.advance(timedelta(seconds=1))
         with store.transaction() as tx:
-            return {name: {run.outcome or "" for run in tx.history(name, 100)
+            return {name: {run.outcome or "" for run in tx.history(name, WHOLE_HISTORY)
                            if run.kind == "manual"}
                     for name in config.jobs}
     finally:
@@ -174,7 +187,8 @@ async def serve_each_job_once(config: Config, folder: Path) -> dict[str, set[str
 def _every_manual_run_ended(store: SqliteStore, config: Config) -> bool:
     with store.transaction() as tx:
         return all(
-            any(run.kind == "manual" and run.state == "ended" for run in tx.history(name, 100))
+            any(run.kind == "manual" and run.state == "ended"
+                for run in tx.history(name, WHOLE_HISTORY))
             for name in config.jobs
         )
 

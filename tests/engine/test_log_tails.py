@@ -157,12 +157,12 @@ async def _serve_once(store: Store, folder: Path) -> str:
         intake.accept_manual(tx, job, intake.check_inputs(job, {}), queue=False,
                              operator="test", now=clock.now())
     while True:
+        woken.clear()  # before the tick: an end during it is not lost
         engine.tick(clock.now())
         with store.transaction() as tx:
             [run] = tx.history("loud", 1)
         if run.state == "ended":
             return run.id
-        woken.clear()
         await asyncio.wait_for(woken.wait(), 30)
 
 
