@@ -57,14 +57,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _daemon import cpu_seconds, daemon
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.core.enums import Outcome, SlotFate
+from cronduit.core.enums import Outcome
 from cronduit.core.signing import webhook_token
 from cronduit.core.status import daemon_state, timers_expected
-from cronduit.daemon.metrics import DaemonMetrics, JobGauges
 from cronduit.intake import job_statuses, reports, run_record
 from cronduit.ports import RunFilter, Transaction
 from cronduit.store.sql.transaction import to_text
 from cronduit.store.sqlite import SqliteStore
+from metrics_scrape import filled
 from webhooks import SECRET, load, scratch, stop_runs
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -358,16 +358,8 @@ def metrics_in_process(jobs: int) -> tuple[float, float, float, int]:
     durations, slots ran and missed, its gauges), 100 runs ending between two scrapes: the
     first scrape's ms, p50 and p99 of the others, and the lines."""
     rng = random.Random(7)
-    metrics = DaemonMetrics()
     names = [job_name(index) for index in range(jobs)]
-    for name in names:
-        metrics.run_ended(name, Outcome.SUCCESS, rng.expovariate(1 / 30))
-        metrics.run_ended(name, Outcome.FAILURE, rng.expovariate(1 / 30))
-        metrics.timed_run_started(name, rng.random())
-        metrics.slots_fated(name, SlotFate.RAN, "none", 3)
-        metrics.slots_fated(name, SlotFate.MISSED, "outside_window", 1)
-    metrics.show(JobGauges(jobs=tuple(names), waiting={}, next_due=dict.fromkeys(names, 1e9),
-                           last_success=dict.fromkeys(names, 1e9), paused=frozenset()))
+    metrics = filled(names, rng)  # as bench/metrics_scrape.py fills them
     began = time.perf_counter()
     text = metrics.render()
     first = time.perf_counter() - began
