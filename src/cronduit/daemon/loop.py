@@ -235,8 +235,7 @@ class Daemon:
             node=None if self.lease is None else self.lease.name,
             nodes=None if self.lease is None else self.lease.membership.nodes)
         self.http, acceptor = await edges.start_http(wiring, sock)
-        bound_host, bound_port = self.http.address
-        address = f"{edges.url_host(bound_host)}:{bound_port}"
+        address = edges.bound_address(sock)
         self._info = replace(self._info, listen=address)
         try:
             self._heartbeat(self.clock.now())

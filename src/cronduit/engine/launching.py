@@ -9,16 +9,17 @@ the next tick.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 
 from cronduit.core.enums import Outcome
 from cronduit.core.lifecycle import deadline_passed
 from cronduit.engine.ending import end_run
+from cronduit.engine.executions import run_trigger
 from cronduit.engine.observer import report
 from cronduit.engine.outbox import Launch, Outbox
 from cronduit.engine.plan import Stage
-from cronduit.ports import Deferred, Event, Run, Runner, Store
+from cronduit.ports import Deferred, Event, Run, Runner, Store, Transaction
 
 LAUNCH_CHUNK = 64
 """Processes started per tick; the rest wait for the next tick, after timers have fired."""
@@ -113,8 +114,7 @@ class Launcher:
         if all(launch.trigger is not None for launch in chunk):
             return [launch.trigger for launch in chunk if launch.trigger is not None]
         with self.store.transaction() as tx:
-            return [launch.trigger or _trigger_event(tx.events_of_run(launch.run.id), launch.run)
-                    for launch in chunk]
+            return [launch.trigger or _trigger_event(tx, launch.run) for launch in chunk]
 
     def _launch(self, chunk: list[Launch], triggers: list[Event]) -> Callable[[], int]:
         self.checkpoint("launching")
@@ -153,8 +153,8 @@ _NONE: Callable[[], int] = _none
 """What :meth:`Launcher.begin` gives when it launched nothing."""
 
 
-def _trigger_event(events: Sequence[Event], run: Run) -> Event:
-    for event in events:
-        if event.seq == run.trigger_seq:
-            return event
-    raise LookupError(f"run {run.id} has no trigger event {run.trigger_seq}")
+def _trigger_event(tx: Transaction, run: Run) -> Event:
+    found = run_trigger(tx, run)
+    if found is None:
+        raise LookupError(f"run {run.id} has no trigger event {run.trigger_seq}")
+    return found

@@ -13,11 +13,16 @@ from cronduit.http.gateway import Gateway
 BEARER = {"WWW-Authenticate": "Bearer"}
 
 
+def api_token(gateway: Gateway) -> str | None:
+    """The API token's value: the secret ``settings.api_token`` names; None while unset."""
+    name = gateway.config().settings.api_token
+    return gateway.secret(name) if name else None
+
+
 def authorize(gateway: Gateway, header: str | None) -> None:
     """Pass a request that carries the API token; 401 otherwise (and while no token is
     set: the API is closed then, not open)."""
-    name = gateway.config().settings.api_token
-    expected = gateway.secret(name) if name else None
+    expected = api_token(gateway)
     if expected is None:
         raise HTTPException(401, "the API is closed: settings.api_token names no secret "
                                  "that is set", headers=BEARER)

@@ -21,6 +21,7 @@ from urllib.parse import quote
 import httpx
 
 from cronduit.core.enums import RunState
+from cronduit.http.auth import api_token
 from cronduit.http.gateway import Gateway
 from cronduit.ports import Run, RunLogTail
 
@@ -70,8 +71,7 @@ async def relay(gateway: Gateway, run: Run, attempt: int | None) -> AsyncIterato
 def _headers(gateway: Gateway) -> dict[str, str]:
     """The relay's mark, and the API token where one is set (the other daemon needs it for
     reads when it does not listen on loopback)."""
-    name = gateway.config().settings.api_token
-    token = gateway.secret(name) if name else None
+    token = api_token(gateway)
     return {RELAYED: "1", **({"Authorization": f"Bearer {token}"} if token else {})}
 
 

@@ -28,7 +28,6 @@ from starlette.routing import Match, Mount
 from starlette.types import Scope
 
 from cronduit import intake
-from cronduit.core.config.model import Config
 from cronduit.core.enums import Outcome, TriggerKind
 from cronduit.core.limits import MAX_LISTED, instant_problem
 from cronduit.core.status import SKIPS_IN_A_ROW, daemon_state, timers_expected
@@ -143,7 +142,9 @@ def read_api(gateway: Gateway) -> FastAPI:
 
 
 def _job_routes(api: FastAPI, gateway: Gateway) -> None:
-    in_order = _JobPlaces()
+    # Each job's place in the config's order, the order pages of jobs go in.
+    in_order = intake.reports.per_config(
+        lambda config: {name: place for place, name in enumerate(config.jobs)})
 
     def expected() -> bool:
         return timers_expected(daemon_state(True, not gateway.dispatching()))
@@ -201,21 +202,6 @@ def _job_routes(api: FastAPI, gateway: Gateway) -> None:
                 for record in tx.slots(name, first, last)]})
 
         return await gateway.read(read)
-
-
-class _JobPlaces:
-    """Each job's place in the config's order, worked out once per config (an apply makes
-    a new one): the order pages of jobs go in."""
-
-    def __init__(self) -> None:
-        self._known: tuple[Config | None, dict[str, int]] = (None, {})
-
-    def __call__(self, config: Config) -> dict[str, int]:
-        known, places = self._known
-        if known is not config:
-            places = {name: place for place, name in enumerate(config.jobs)}
-            self._known = (config, places)
-        return places
 
 
 def _configured(gateway: Gateway, name: str) -> str:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Config, Job
@@ -40,8 +41,10 @@ from cronduit.core.timespec import Slot, format_utc
 from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Timer, Transaction
 
 __all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "diverging_jobs", "duration_s",
-           "failing_jobs", "job_facts", "job_statuses", "run_record", "slot_facts",
-           "slot_view", "statuses_with_runs", "timing_of", "utc"]
+           "failing_jobs", "job_facts", "job_statuses", "per_config", "run_record",
+           "slot_facts", "slot_view", "statuses_with_runs", "timing_of", "utc"]
+
+T = TypeVar("T")
 
 NEXT_SLOTS = 5
 """How many slots to come each job's facts list."""
@@ -191,19 +194,25 @@ def _failed_and_skipping(tx: Transaction, names: Sequence[str], skipping: bool
     return failed, tx.jobs_skipped_in_a_row(skipped, SKIPS_IN_A_ROW) if skipping else set()
 
 
-_TIMED: list[tuple[Config, frozenset[str]]] = []
-"""The timed jobs of the config in force, worked out once per config (an apply makes a new
-one): which of 10,000 jobs could be unarmed."""
+def per_config(work: Callable[[Config], T]) -> Callable[[Config], T]:
+    """``work`` of a config, worked out once per config: an apply makes a new one, so its
+    identity says when to work it out again. For what a large config's every request would
+    otherwise rebuild (which of 10,000 jobs are timed, each job's place)."""
+    known: list[tuple[Config, T]] = []
+
+    def of(config: Config) -> T:
+        if not known or known[0][0] is not config:
+            known[:] = [(config, work(config))]
+        return known[0][1]
+
+    return of
 
 
+@per_config
 def _timed(config: Config) -> frozenset[str]:
     """The jobs of ``config`` that have a timing, hence a timer when armed."""
-    known = _TIMED[0] if _TIMED else None
-    if known is None or known[0] is not config:
-        known = (config, frozenset(name for name, job in config.jobs.items() if (
-            timer_state(job, armed=False, paused=False) is TimerState.UNARMED)))
-        _TIMED[:] = [known]
-    return known[1]
+    return frozenset(name for name, job in config.jobs.items()
+                     if timer_state(job, armed=False, paused=False) is TimerState.UNARMED)
 
 
 def job_facts(status: JobStatus[Run, Pause], now: datetime) -> dict[str, object]:
