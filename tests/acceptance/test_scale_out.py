@@ -414,12 +414,16 @@ def test_daemons_whose_clocks_are_ten_minutes_off_fire_every_slot_once_on_time(
              if library in Path(f"/proc/{node.pid}/maps").read_text()}
     assert {"ahead", "behind"} == faked, "libfaketime is not loaded where it should be"
     steady = whole_second(cluster.now() + timedelta(seconds=2))
-    # A second's slots tend to fire in one batch on one daemon: wait until each has had some.
+    # A second's slots tend to fire in one batch on one daemon: wait until each has had some
+    # whose slot is old enough to fall inside the window checked (it ends seconds before the
+    # stop), not only a run in the last seconds before it.
     cluster.wait_for(lambda: cluster.query(
         "SELECT count(*) FROM slots WHERE slot >= %s::timestamptz + interval '20s'", steady
     )[0][0] >= SKEWED and cluster.query(
-        "SELECT count(DISTINCT node) FROM runs WHERE state = 'ended' AND created_at >= %s",
-        steady) == [(len(skews),)], "20 s of slots, some run on each daemon", 60)
+        "SELECT count(DISTINCT r.node) FROM slots s JOIN events e ON e.seq = s.event_seq "
+        "JOIN runs r ON r.id = e.run_id WHERE r.state = 'ended' AND s.slot >= %s "
+        "AND s.slot <= now() - interval '6s'", steady) == [(len(skews),)],
+        "20 s of slots, some run on each daemon", 120)
     settled = stop_all(cluster)
     ran_on, late = each_slot_once(cluster, out, SKEWED, steady, settled)
     assert set(skews) == set(ran_on), ran_on
