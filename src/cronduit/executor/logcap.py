@@ -175,6 +175,8 @@ class CappedLog:
     """Its ``inotify`` watch, while armed."""
     woken: bool = False
     """Written to while its watch was armed, and not looked at since."""
+    finished: bool = False
+    """Its job has ended and the last cut is made: no look cuts it again."""
     closed: bool = False
 
     def size(self) -> int:
@@ -285,12 +287,23 @@ class LogCaps:
         return capped
 
     def finish(self, capped: CappedLog) -> None:
-        """The job has ended: cut its log down to the cap one last time and let it go."""
+        """The job has ended: cut its log down to the cap one last time. Before its exit
+        status is written (the run may end once it is); :meth:`release` lets it go after."""
         with capped.lock:
-            if capped.closed:
+            if capped.closed or capped.finished:
                 return
             with contextlib.suppress(OSError):
                 cut(capped, final=True)
+            capped.finished = True
+
+    def release(self, capped: CappedLog) -> None:
+        """Stop watching a finished log and close it. Apart from :meth:`finish` so that it
+        comes after the daemon is told the record is complete: removing an ``inotify`` watch
+        wakes the watching thread, which would otherwise compete with that word for the CPU
+        between one step's end and the next step's start."""
+        with capped.lock:
+            if capped.closed:
+                return
             self._disarm(capped)
             capped.close()
 
@@ -324,7 +337,7 @@ class LogCaps:
 
     def _look(self, capped: CappedLog) -> None:
         with capped.lock:
-            if capped.closed:
+            if capped.closed or capped.finished:
                 return
             now = time.monotonic()
             # What the log will grow by before this look and its cut are done, at the rate

@@ -173,6 +173,8 @@ class Supervisor:
         """Each running job by its pidfd: its pid and start time, its attempt file's
         descriptor (which holds the lock), its process, and its log when capped."""
         self._caps = LogCaps()
+        self._finished_logs: list[CappedLog] = []
+        """Logs cut for the last time, to close after this turn's words are sent."""
         self._leases = LeaseWatch()
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._poll = select.epoll()  # registered from the spawning threads too: epoll is safe
@@ -201,6 +203,12 @@ class Supervisor:
                     self._reap(fd)
             self._records.retry()
             self._send_answers()
+            self._release_logs()
+
+    def _release_logs(self) -> None:
+        """Close the logs of the jobs reaped this turn, after their words were sent."""
+        while self._finished_logs:
+            self._caps.release(self._finished_logs.pop())
 
     def _running(self) -> bool:
         with self._lock:
@@ -319,6 +327,7 @@ class Supervisor:
                 os.killpg(pid, signal.SIGKILL)
         if capped is not None:  # before the status: once that is written, the run may end
             self._caps.finish(capped)
+            self._finished_logs.append(capped)  # let go once the daemon is told
         try:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:  # reaped by someone else: its status is lost, not the rest
