@@ -150,11 +150,21 @@ class SqliteStore:
         self._db.close()
 
 
+CACHE_KIB = 65536
+"""Each connection's page cache, in KiB (SQLite's default is 2 MiB). A page of the dashboard
+reads a hundred jobs' newest runs, rows scattered over a state of a million runs: with the
+default cache every page of theirs came back through a system call at each request, and a
+page took half as long again (p99 twice as long) as with the rows' pages kept here. It grows
+only as pages are read. Not ``mmap_size``: a disk that fails under a mapped file raises
+SIGBUS in the daemon instead of an error it can live through."""
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = FULL")
     db.execute("PRAGMA foreign_keys = ON")
+    db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     return db
 
 
