@@ -7,8 +7,9 @@ without breaking the copy. Values change type on the way (SQLite's text instants
 ``timestamptz``, its 0/1 flags ``boolean``, its integers ``bigint``), by the target column's
 type. Seqs are kept as they were, so every reference between rows (a trigger's run, a slot's
 event, a notification's run) still holds, and each identity sequence is then set past the
-highest seq copied. All of it is one PostgreSQL transaction: a copy that fails leaves the
-target as it was.
+highest seq copied. Each job's run facts (``job_run_facts``) are not copied: the target's
+triggers on runs fill them as the runs are copied. All of it is one PostgreSQL transaction:
+a copy that fails leaves the target as it was.
 
 A timer keeps its armed slot and version and the slot ledger its rows, so a daemon serving
 the copy continues every timer where the last daemon on the SQLite file stopped: a slot that
@@ -55,6 +56,9 @@ MARKER = "copied_from"
 """The target's ``meta`` key that says which state was copied into it."""
 BOOKKEEPING = "schema_version"
 """Each schema's own migration count: never copied."""
+DERIVED = frozenset({"job_run_facts"})
+"""Tables the target's own triggers fill from the rows copied (each job's facts, from its
+runs): never copied, nor part of the fingerprint."""
 LOCK_WAIT = 10.0
 """Seconds the copy waits for the target's tables, which a daemon serving it may hold."""
 IN_PROGRESS_SHOWN = 10
@@ -171,7 +175,7 @@ def _sqlite_tables(db: sqlite3.Connection) -> dict[str, tuple[tuple[str, ...], t
         "ORDER BY name")]
     found = {}
     for name in names:
-        if name == BOOKKEEPING:
+        if name == BOOKKEEPING or name in DERIVED:
             continue
         info = db.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()
         columns = tuple(row[1] for row in info)
@@ -189,7 +193,7 @@ def _pg_columns(pg: psycopg.Connection[Any]) -> dict[str, dict[str, tuple[str, b
             "FROM information_schema.columns c JOIN information_schema.tables t "
             "USING (table_schema, table_name) WHERE c.table_schema = current_schema() "
             "AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position"):
-        if table != BOOKKEEPING:
+        if table != BOOKKEEPING and table not in DERIVED:
             found.setdefault(table, {})[column] = (kind, identity == "YES")
     return found
 
