@@ -214,8 +214,8 @@ class WorkAndRuns(Protocol):
         newest run that ended and was not skipped, the run a job's status reports as its
         last (:func:`cronduit.core.status.last_counted`). Read from each job's facts, kept
         as its runs are written (never from its runs): which of 10,000 jobs are failing,
-        for the dashboard's filter and the API's ``healthy``, costs what the failing ones
-        are, however long their histories."""
+        for the dashboard's filter and the API's ``healthy``, is a read of the failing
+        jobs' rows, however long their histories."""
         ...
 
     def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
