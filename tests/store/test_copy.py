@@ -191,11 +191,11 @@ def test_a_copy_holds_every_record_as_the_postgresql_store_reads_it(
         name: count for name, count in sorted(copied.rows.items()) if count}
 
 
-def test_the_targets_triggers_give_each_job_the_facts_its_copied_runs_give(
+def test_the_target_counts_each_jobs_facts_from_its_copied_runs(
         tmp_path: Path, target: str) -> None:
-    """Each job's run facts are not copied: the target's triggers fill them as the runs
-    arrive, in seq order, the same rows the source kept (failures, skips after them, a job
-    whose last run was skipped in a row)."""
+    """Each job's run facts are not copied: the target counts them from the runs copied,
+    the same rows the source kept (failures, skips after them, a job whose newest runs
+    were skipped in a row), and its triggers keep them from then on."""
     source = SqliteStore(tmp_path / "facts.db")
     outcomes = ["failure", "skipped", "skipped", "success", "timeout", "skipped", "skipped",
                 "skipped", "cancelled"]
@@ -213,6 +213,16 @@ def test_the_targets_triggers_give_each_job_the_facts_its_copied_runs_give(
         assert facts == db.execute("SELECT * FROM job_run_facts ORDER BY job").fetchall()
         assert facts == db.execute(
             "SELECT * FROM job_run_facts_counted ORDER BY job").fetchall()
+    pg = PostgresStore(target)
+    try:
+        with pg.transaction() as tx:
+            tx.insert_run(Run(id="after", job="job1", kind="timer", label="t", state="ended",
+                              created_at=T0, exclusive=False, outcome="failure",
+                              finished_at=T0))
+        with pg.reading() as tx:
+            assert {"job1"} == tx.jobs_last_ended(["job0", "job1"], ["failure"])
+    finally:
+        pg.close()
 
 
 def test_the_targets_seqs_go_on_past_the_copied_ones(filled: SqliteStore, target: str) -> None:
