@@ -157,31 +157,33 @@ SELECT j.job AS job,
 FROM (SELECT DISTINCT job FROM runs) AS j;
 
 -- A new run: among the three newest if it is newer than the third, the newest not skipped
--- or the last counted if it is one and newer than the one held.
+-- or the last counted if it is one and newer than the one held. (An upsert costs half as
+-- much again as these two statements.)
 CREATE TRIGGER job_run_facts_inserted AFTER INSERT ON runs
 BEGIN
-    INSERT INTO job_run_facts (job, newest_seq, unskipped_seq, last_seq, last_outcome)
-    VALUES (NEW.job, NEW.seq,
-            CASE WHEN NEW.outcome IS NOT 'skipped' THEN NEW.seq ELSE 0 END,
-            CASE WHEN NEW.state = 'ended' AND NEW.outcome IS NOT 'skipped' THEN NEW.seq
-                 ELSE 0 END,
-            CASE WHEN NEW.state = 'ended' AND NEW.outcome IS NOT 'skipped' THEN NEW.outcome END)
-    ON CONFLICT (job) DO UPDATE SET
+    INSERT OR IGNORE INTO job_run_facts (job) VALUES (NEW.job);
+    UPDATE job_run_facts SET
         newest_seq = max(newest_seq, NEW.seq),
         second_seq = CASE WHEN NEW.seq > newest_seq THEN newest_seq
                           WHEN NEW.seq > second_seq THEN NEW.seq ELSE second_seq END,
         third_seq = CASE WHEN NEW.seq > second_seq THEN second_seq
                          WHEN NEW.seq > third_seq THEN NEW.seq ELSE third_seq END,
-        unskipped_seq = max(unskipped_seq, excluded.unskipped_seq),
-        last_outcome = CASE WHEN excluded.last_seq > last_seq THEN excluded.last_outcome
-                            ELSE last_outcome END,
-        last_seq = max(last_seq, excluded.last_seq);
+        unskipped_seq = CASE WHEN NEW.outcome IS NOT 'skipped'
+                             THEN max(unskipped_seq, NEW.seq) ELSE unskipped_seq END,
+        last_outcome = CASE WHEN NEW.state = 'ended' AND NEW.outcome IS NOT 'skipped'
+                                 AND NEW.seq > last_seq THEN NEW.outcome ELSE last_outcome END,
+        last_seq = CASE WHEN NEW.state = 'ended' AND NEW.outcome IS NOT 'skipped'
+                        THEN max(last_seq, NEW.seq) ELSE last_seq END
+    WHERE job = NEW.job;
 END;
 
--- A run ended (or changed state or outcome): the newest not skipped or the last counted if
--- it is one now; counted again from runs if it held one of those and no longer is one.
+-- A run ended (or changed state or outcome) and may now be the newest not skipped or the
+-- last counted: as a new run would be, without a place among the newest.
 CREATE TRIGGER job_run_facts_ended AFTER UPDATE OF state, outcome ON runs
 WHEN OLD.job = NEW.job AND (OLD.state IS NOT NEW.state OR OLD.outcome IS NOT NEW.outcome)
+    AND NOT (OLD.outcome IS NOT 'skipped' AND NEW.outcome IS 'skipped')
+    AND NOT (OLD.state = 'ended' AND OLD.outcome IS NOT 'skipped'
+             AND NOT (NEW.state = 'ended' AND NEW.outcome IS OLD.outcome))
 BEGIN
     UPDATE job_run_facts SET
         unskipped_seq = CASE WHEN NEW.outcome IS NOT 'skipped'
@@ -191,12 +193,19 @@ BEGIN
         last_seq = CASE WHEN NEW.state = 'ended' AND NEW.outcome IS NOT 'skipped'
                         THEN max(last_seq, NEW.seq) ELSE last_seq END
     WHERE job = NEW.job;
-    DELETE FROM job_run_facts WHERE job = NEW.job
-        AND ((unskipped_seq = NEW.seq AND NEW.outcome IS 'skipped')
-             OR (last_seq = NEW.seq AND NOT (NEW.state = 'ended'
-                                             AND NEW.outcome IS NOT 'skipped')));
-    INSERT INTO job_run_facts SELECT * FROM job_run_facts_counted WHERE job = NEW.job
-        AND NOT EXISTS (SELECT 1 FROM job_run_facts AS f WHERE f.job = NEW.job);
+END;
+
+-- A run that may have held a fact it no longer qualifies for (it is skipped now, or was
+-- counted and is not, or not with that outcome; cronduit never does either): its job's
+-- facts counted again from runs.
+CREATE TRIGGER job_run_facts_uncounted AFTER UPDATE OF state, outcome ON runs
+WHEN OLD.job = NEW.job
+    AND ((OLD.outcome IS NOT 'skipped' AND NEW.outcome IS 'skipped')
+         OR (OLD.state = 'ended' AND OLD.outcome IS NOT 'skipped'
+             AND NOT (NEW.state = 'ended' AND NEW.outcome IS OLD.outcome)))
+BEGIN
+    DELETE FROM job_run_facts WHERE job = NEW.job;
+    INSERT INTO job_run_facts SELECT * FROM job_run_facts_counted WHERE job = NEW.job;
 END;
 
 -- A run moved to another job: both jobs' facts counted again from runs.
