@@ -9,8 +9,8 @@
 -- and its last counted run (the newest that ended and was not skipped) with its outcome;
 -- 0 where there is none. Its newest three runs were all skipped when third_seq >
 -- unskipped_seq. job_run_facts_counted is the same facts counted from runs: the definition
--- the rows are filled from here, found again from when a run that held a fact changes, and
--- held to by the tests.
+-- the rows are filled from here, counted again from when a run that held a fact no longer
+-- qualifies for it, and held to by the tests.
 CREATE TABLE job_run_facts (
     job            TEXT PRIMARY KEY,
     newest_seq     INTEGER NOT NULL DEFAULT 0,
