@@ -71,11 +71,15 @@ CROSS JOIN LATERAL (
            (array_agg(k.last_outcome ORDER BY k.last_seq DESC))[1] AS last_outcome
     FROM kept AS k WHERE k.job = j.job) AS most;
 
--- The job's changes folded into its row, in one statement: the changes it deletes are
--- those it read.
-CREATE FUNCTION job_run_facts_fold(of_job text) RETURNS void LANGUAGE sql AS $$
+-- The job's row made anew, its changes deleted in the same statement (so those it deletes
+-- are those it read): from its row and changes folded, or counted again ``from_runs``.
+CREATE FUNCTION job_run_facts_put(of_job text, from_runs boolean) RETURNS void
+LANGUAGE sql AS $$
     WITH folded AS (DELETE FROM job_run_facts_changes WHERE job = of_job)
-    INSERT INTO job_run_facts SELECT * FROM job_run_facts_now WHERE job = of_job
+    INSERT INTO job_run_facts
+    SELECT * FROM job_run_facts_now WHERE NOT from_runs AND job = of_job
+    UNION ALL
+    SELECT * FROM job_run_facts_counted WHERE from_runs AND job = of_job
     ON CONFLICT (job) DO UPDATE SET
         newest_seq = EXCLUDED.newest_seq, second_seq = EXCLUDED.second_seq,
         third_seq = EXCLUDED.third_seq, unskipped_seq = EXCLUDED.unskipped_seq,
@@ -109,7 +113,7 @@ BEGIN
                             ELSE f.last_outcome END,
         last_seq = GREATEST(f.last_seq, counted);
     IF EXISTS (SELECT 1 FROM job_run_facts_changes AS c WHERE c.job = of_job) THEN
-        PERFORM job_run_facts_fold(of_job);
+        PERFORM job_run_facts_put(of_job, false);
     END IF;
 END
 $$;
@@ -118,12 +122,7 @@ $$;
 CREATE FUNCTION job_run_facts_recount(of_job text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('job_run_facts'), hashtext(of_job));
-    WITH folded AS (DELETE FROM job_run_facts_changes WHERE job = of_job)
-    INSERT INTO job_run_facts SELECT * FROM job_run_facts_counted WHERE job = of_job
-    ON CONFLICT (job) DO UPDATE SET
-        newest_seq = EXCLUDED.newest_seq, second_seq = EXCLUDED.second_seq,
-        third_seq = EXCLUDED.third_seq, unskipped_seq = EXCLUDED.unskipped_seq,
-        last_seq = EXCLUDED.last_seq, last_outcome = EXCLUDED.last_outcome;
+    PERFORM job_run_facts_put(of_job, true);
     DELETE FROM job_run_facts AS f WHERE f.job = of_job
         AND NOT EXISTS (SELECT 1 FROM runs AS r WHERE r.job = of_job);
 END
