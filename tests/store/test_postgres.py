@@ -86,9 +86,9 @@ def test_the_migrations_add_up_to_the_schema() -> None:
             # the states (of events, runs, notifications, executions and their steps), a
             # slot's fate, a step attempt's outcome and an execution's activations
             assert 8 == sum(1 for row in described["constraints"] if row[2] == "c")
-            # each job's run facts: kept by four triggers on runs (six functions), read and
+            # each job's run facts: kept by four triggers on runs (five functions), read and
             # counted again through two views
-            assert (4, 6, 2) == (len(described["triggers"]), len(described["functions"]),
+            assert (4, 5, 2) == (len(described["triggers"]), len(described["functions"]),
                                  len(described["views"]))
             assert described == _describe(db, migrated)
 

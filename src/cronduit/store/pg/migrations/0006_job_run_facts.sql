@@ -23,15 +23,8 @@ CREATE TABLE job_run_facts (
 CREATE INDEX job_run_facts_by_last_outcome ON job_run_facts (last_outcome, job);
 CREATE INDEX job_run_facts_skipping ON job_run_facts (job) WHERE newest_seq > unskipped_seq;
 
-CREATE TABLE job_run_facts_changes (
-    job            text NOT NULL,
-    newest_seq     bigint NOT NULL DEFAULT 0,
-    second_seq     bigint NOT NULL DEFAULT 0,
-    third_seq      bigint NOT NULL DEFAULT 0,
-    unskipped_seq  bigint NOT NULL DEFAULT 0,
-    last_seq       bigint NOT NULL DEFAULT 0,
-    last_outcome   text
-);
+-- The same columns, several rows a job (no key): changes not folded into its row yet.
+CREATE TABLE job_run_facts_changes (LIKE job_run_facts INCLUDING DEFAULTS);
 CREATE INDEX job_run_facts_changes_by_job ON job_run_facts_changes (job);
 
 CREATE VIEW job_run_facts_counted AS
@@ -128,32 +121,23 @@ BEGIN
 END
 $$;
 
--- A new run: one of the newest, and the newest not skipped or the last counted if it is one.
-CREATE FUNCTION job_run_facts_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+-- A new run: one of the newest, and the newest not skipped or the last counted if it is
+-- one. A run ended (or changed state or outcome): the newest not skipped or the last counted
+-- if it is one now; counted again from runs if it may have held one it no longer qualifies
+-- for (it is skipped now, or was counted and is not, or not with that outcome).
+CREATE FUNCTION job_run_facts_written() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     counted boolean := NEW.state = 'ended' AND NEW.outcome IS DISTINCT FROM 'skipped';
 BEGIN
-    PERFORM job_run_facts_add(
-        NEW.job, NEW.seq,
-        CASE WHEN NEW.outcome IS DISTINCT FROM 'skipped' THEN NEW.seq ELSE 0 END,
-        CASE WHEN counted THEN NEW.seq ELSE 0 END, CASE WHEN counted THEN NEW.outcome END);
-    RETURN NULL;
-END
-$$;
-
--- A run ended (or changed state or outcome): the newest not skipped or the last counted if
--- it is one now; counted again from runs if it may have held one it no longer qualifies for.
-CREATE FUNCTION job_run_facts_ended() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    counted boolean := NEW.state = 'ended' AND NEW.outcome IS DISTINCT FROM 'skipped';
-BEGIN
-    IF (OLD.outcome IS DISTINCT FROM 'skipped' AND NEW.outcome IS NOT DISTINCT FROM 'skipped')
-       OR (OLD.state = 'ended' AND OLD.outcome IS DISTINCT FROM 'skipped'
-           AND (NOT counted OR OLD.outcome IS DISTINCT FROM NEW.outcome)) THEN
+    IF TG_OP = 'UPDATE' AND (
+        (OLD.outcome IS DISTINCT FROM 'skipped' AND NEW.outcome IS NOT DISTINCT FROM 'skipped')
+        OR (OLD.state = 'ended' AND OLD.outcome IS DISTINCT FROM 'skipped'
+            AND (NOT counted OR OLD.outcome IS DISTINCT FROM NEW.outcome))) THEN
         PERFORM job_run_facts_recount(NEW.job);
     ELSE
         PERFORM job_run_facts_add(
-            NEW.job, 0, CASE WHEN NEW.outcome IS DISTINCT FROM 'skipped' THEN NEW.seq ELSE 0 END,
+            NEW.job, CASE WHEN TG_OP = 'INSERT' THEN NEW.seq ELSE 0 END,
+            CASE WHEN NEW.outcome IS DISTINCT FROM 'skipped' THEN NEW.seq ELSE 0 END,
             CASE WHEN counted THEN NEW.seq ELSE 0 END, CASE WHEN counted THEN NEW.outcome END);
     END IF;
     RETURN NULL;
@@ -174,11 +158,11 @@ $$;
 INSERT INTO job_run_facts SELECT * FROM job_run_facts_counted;
 
 CREATE TRIGGER job_run_facts_inserted AFTER INSERT ON runs
-    FOR EACH ROW EXECUTE FUNCTION job_run_facts_inserted();
+    FOR EACH ROW EXECUTE FUNCTION job_run_facts_written();
 CREATE TRIGGER job_run_facts_ended AFTER UPDATE OF state, outcome ON runs
     FOR EACH ROW WHEN (OLD.job = NEW.job AND (OLD.state IS DISTINCT FROM NEW.state
                                               OR OLD.outcome IS DISTINCT FROM NEW.outcome))
-    EXECUTE FUNCTION job_run_facts_ended();
+    EXECUTE FUNCTION job_run_facts_written();
 CREATE TRIGGER job_run_facts_moved AFTER UPDATE OF job ON runs
     FOR EACH ROW WHEN (OLD.job IS DISTINCT FROM NEW.job)
     EXECUTE FUNCTION job_run_facts_taken();
