@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from cronduit.ports import (
     Store,
     Timer,
 )
-from cronduit.store.copy import MARKER, CopyFailed, CopyRefused, copy_state
+from cronduit.store.copy import DERIVED, MARKER, CopyFailed, CopyRefused, copy_state
 from cronduit.store.postgres import PostgresStore
 from cronduit.store.sqlite import SqliteStore
 from tests.helpers.postgres import fresh_schema, in_schema
@@ -155,11 +156,11 @@ def dump(store: Store) -> dict[str, Any]:
 
 def held(url: str) -> dict[str, int]:
     """Rows per table of the target, of the tables that hold any (the copy's marker left
-    out): whatever tables its schema has by now."""
+    out): whatever tables its schema has by now (not its views)."""
     with psycopg.connect(url) as db:
         names = [row[0] for row in db.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = "
-            "current_schema() AND table_name <> 'schema_version'")]
+            "current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_version'")]
         found = {name: db.execute(sql.SQL("SELECT count(*) FROM {}").format(
             sql.Identifier(name))).fetchone()[0] for name in names}  # type: ignore[index]
         found["meta"] -= db.execute("SELECT count(*) FROM meta WHERE key = %s",
@@ -181,11 +182,47 @@ def test_a_copy_holds_every_record_as_the_postgresql_store_reads_it(
         assert expected == dump(pg)
     finally:
         pg.close()
+    kept = held(target)
     assert (False, {"audit": 1, "deliveries": 1, "events": 2, "execution_steps": 2,
-                    "executions": 1, "meta": 1, "notifications": 1, "pauses": 2,
-                    "run_ends": 1, "run_logs": 1, "runs": 1, "slots": 2, "step_attempts": 2,
-                    "timers": 1}) == (copied.already, held(target))
-    assert held(target) == {name: count for name, count in sorted(copied.rows.items()) if count}
+                    "executions": 1, "job_run_facts": 1, "meta": 1, "notifications": 1,
+                    "pauses": 2, "run_ends": 1, "run_logs": 1, "runs": 1, "slots": 2,
+                    "step_attempts": 2, "timers": 1}) == (copied.already, kept)
+    assert {name: count for name, count in kept.items() if name not in DERIVED} == {
+        name: count for name, count in sorted(copied.rows.items()) if count}
+
+
+def test_the_target_counts_each_jobs_facts_from_its_copied_runs(
+        tmp_path: Path, target: str) -> None:
+    """Each job's run facts are not copied: the target counts them from the runs copied,
+    the same rows the source kept (failures, skips after them, a job whose newest runs
+    were skipped in a row), and its triggers keep them from then on."""
+    source = SqliteStore(tmp_path / "facts.db")
+    outcomes = ["failure", "skipped", "skipped", "success", "timeout", "skipped", "skipped",
+                "skipped", "cancelled"]
+    with source.transaction() as tx:
+        for n, outcome in enumerate(outcomes):
+            tx.insert_run(Run(id=f"r{n}", job=f"job{n % 2}", kind="timer", label="t",
+                              state="ended", created_at=T0, exclusive=False, outcome=outcome,
+                              finished_at=T0))
+    with closing(sqlite3.connect(source.path)) as db:
+        facts = db.execute("SELECT * FROM job_run_facts ORDER BY job").fetchall()
+    source.close()
+    copied = copy_state(source.path, target, at=AT)
+    assert "job_run_facts" not in copied.rows
+    with psycopg.connect(target) as db:
+        assert facts == db.execute("SELECT * FROM job_run_facts ORDER BY job").fetchall()
+        assert facts == db.execute(
+            "SELECT * FROM job_run_facts_counted ORDER BY job").fetchall()
+    pg = PostgresStore(target)
+    try:
+        with pg.transaction() as tx:
+            tx.insert_run(Run(id="after", job="job1", kind="timer", label="t", state="ended",
+                              created_at=T0, exclusive=False, outcome="failure",
+                              finished_at=T0))
+        with pg.reading() as tx:
+            assert {"job1"} == tx.jobs_last_ended(["job0", "job1"], ["failure"])
+    finally:
+        pg.close()
 
 
 def test_the_targets_seqs_go_on_past_the_copied_ones(filled: SqliteStore, target: str) -> None:

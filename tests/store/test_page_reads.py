@@ -146,26 +146,6 @@ def test_jobs_last_ended_finds_the_jobs_whose_last_counted_run_failed(store: Sto
         assert set() == tx.jobs_last_ended(everyone, [])
 
 
-def test_newest_ended_outcomes_give_each_jobs_newest_ended_run_skipped_or_not(
-        store: Store) -> None:
-    """A run going is passed over, a skip is not; only the outcomes asked for are given."""
-    with store.transaction() as tx:
-        tx.insert_run(run("a0", "a", 0, "failure"))
-        tx.insert_run(run("a1", "a", 1, None))  # going: a's newest ended is still a0
-        tx.insert_run(run("b0", "b", 2, "failure"))
-        tx.insert_run(skipped("b1", "b", 3))
-        tx.insert_run(run("c0", "c", 4, "success"))
-        tx.insert_run(run("d0", "d", 5, None))  # nothing ended yet
-    with store.transaction() as tx:
-        everyone = ["a", "b", "c", "d", "nobody"]
-        assert {"a": "failure", "b": "skipped"} == tx.newest_ended_outcomes(
-            everyone, ["failure", "timeout", "skipped"])
-        assert {"a": "failure"} == tx.newest_ended_outcomes(everyone, ["failure"])
-        assert {"c": "success"} == tx.newest_ended_outcomes(["c", "d"], ["success"])
-        assert {} == tx.newest_ended_outcomes([], ["failure"])
-        assert {} == tx.newest_ended_outcomes(everyone, [])
-
-
 def test_jobs_skipped_in_a_row_finds_the_jobs_whose_newest_runs_were_all_skipped(
         store: Store) -> None:
     """All of the newest ``count``: a run going or one that ran among them, or fewer runs
@@ -206,40 +186,40 @@ def test_armed_jobs_names_the_jobs_with_a_timer_and_those_due_before_an_instant(
         assert set() == tx.armed_jobs(T0)
 
 
-def test_the_failing_and_skipping_reads_search_each_jobs_runs_from_the_newest(
+def test_the_failing_and_skipping_reads_read_the_qualifying_jobs_facts_only(
         tmp_path: Path) -> None:
-    """SQLite: searches of ``runs_by_job`` per job asked for, from the index alone (never a
-    run's row, nor a scan of the runs); and the waiting counts read the index by state, not
-    every event."""
+    """SQLite: the failing jobs are a search of the facts' index by outcome, the skipping
+    ones a scan of the partial index of jobs whose newest run was skipped: never the runs,
+    nor every job's row; and the waiting counts read the index by state, not every event."""
     SqliteStore(tmp_path / "cronduit.db").close()
     db = sqlite3.connect(tmp_path / "cronduit.db")
-    values = {"jobs": '["a", "b"]', "outcomes": '["failure"]', "count": 3}
-    for name in ("newest_ended_outcomes", "jobs_last_ended", "jobs_skipped_in_a_row"):
-        plan = " | ".join(str(row[-1]) for row in db.execute(
-            "EXPLAIN QUERY PLAN " + queries()[name], values))
-        assert "USING COVERING INDEX runs_by_job (job=?" in plan, plan
-        assert "USING INDEX" not in plan, plan  # never a run's row
-        assert "SCAN r " not in plan + " ", plan
-    waiting = " | ".join(str(row[-1]) for row in db.execute(
-        "EXPLAIN QUERY PLAN " + queries()["waiting_counts"]))
+    values = {"outcomes": '["failure"]', "count": 3}
+    plans = {name: " | ".join(str(row[-1]) for row in db.execute(
+        "EXPLAIN QUERY PLAN " + queries()[name], values))
+        for name in ("jobs_last_ended", "jobs_skipped_in_a_row", "waiting_counts")}
     db.close()
-    assert "events_by_state (state=?)" in waiting, waiting
+    assert "COVERING INDEX job_run_facts_by_last_outcome (last_outcome=?)" in plans[
+        "jobs_last_ended"], plans
+    assert "SCAN job_run_facts USING INDEX job_run_facts_skipping" == plans[
+        "jobs_skipped_in_a_row"], plans
+    assert "runs" not in plans["jobs_last_ended"] + plans["jobs_skipped_in_a_row"], plans
+    assert "events_by_state (state=?)" in plans["waiting_counts"], plans
 
 
-def test_the_failing_and_skipping_reads_use_the_index_on_postgresql_too() -> None:
-    """PostgreSQL: index scans of ``runs_by_job`` (sequential scans off)."""
+def test_the_failing_and_skipping_reads_use_the_facts_indexes_on_postgresql_too() -> None:
+    """PostgreSQL: index scans of the facts' indexes (sequential scans off), never runs."""
     with fresh_schema() as schema:
         PostgresStore(in_schema(schema)).close()
         with psycopg.connect(in_schema(schema), autocommit=True,
                              cursor_factory=psycopg.ClientCursor) as db:
             db.execute("SET enable_seqscan = off")
-            for name in ("newest_ended_outcomes", "jobs_last_ended", "jobs_skipped_in_a_row"):
-                rows = db.execute("EXPLAIN " + pg_queries()[name].decode(),
-                                  {"jobs": ["a", "b"], "outcomes": ["failure"],
-                                   "count": 3}).fetchall()
-                plan = " | ".join(str(row[0]) for row in rows)
-                assert "runs_by_job" in plan, plan
-                assert "Seq Scan on runs" not in plan, plan
+            plans = {name: " | ".join(str(row[0]) for row in db.execute(
+                "EXPLAIN " + pg_queries()[name].decode(),
+                {"outcomes": ["failure"], "count": 3}).fetchall())
+                for name in ("jobs_last_ended", "jobs_skipped_in_a_row")}
+    assert "job_run_facts_by_last_outcome" in plans["jobs_last_ended"], plans
+    assert "job_run_facts_skipping" in plans["jobs_skipped_in_a_row"], plans
+    assert "runs" not in " ".join(plans.values()).replace("job_run_facts", ""), plans
 
 
 def test_a_page_of_runs_reads_from_the_cursor_down_by_key_or_the_jobs_index(

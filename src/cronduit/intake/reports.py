@@ -21,7 +21,7 @@ from typing import TypeVar
 from cronduit.core.backfill import trigger_policy
 from cronduit.core.config.model import Config, Job
 from cronduit.core.durations import format_duration
-from cronduit.core.enums import EventState, Outcome, SlotFate, TriggerKind
+from cronduit.core.enums import EventState, SlotFate, TriggerKind
 from cronduit.core.explain import explain
 from cronduit.core.slot_ledger import ledger_fate
 from cronduit.core.status import (
@@ -151,8 +151,8 @@ def _going(tx: Transaction, names: Sequence[str]
 def failing_jobs(tx: Transaction, names: Sequence[str]) -> list[str]:
     """Those of the named jobs whose last counted run failed or timed out (the first of
     their divergences, :data:`~cronduit.core.status.FAILED`), in the order given, none
-    judged whole (:func:`_failed_and_skipping`)."""
-    failed, _ = _failed_and_skipping(tx, names, skipping=False)
+    judged whole: the store keeps each job's last counted outcome as its runs end."""
+    failed = tx.jobs_last_ended(names, FAILED)
     return [name for name in names if name in failed]
 
 
@@ -161,14 +161,16 @@ def diverging_jobs(tx: Transaction, config: Config, names: Sequence[str], now: d
     """Those of the named jobs that :func:`job_statuses` finds any divergence in, in the
     order given, without judging each whole: the facts divergence rests on are read for
     every job at once (the pauses, which jobs are armed and which overdue, which failed and
-    which keep being skipped: a few statements however many jobs) and weighed by the core
+    which keep being skipped, the last two from facts the store keeps per job as its runs
+    are written: a few statements however many jobs and runs) and weighed by the core
     (:func:`~cronduit.core.status.diverges`). A job outside all of those sets, with a timer
     not overdue or without a timing, cannot diverge (the core's rule, which weighing every
     job would find too), so only the others are weighed."""
     paused = {pause.job for pause in tx.pauses()}
     armed = tx.armed_jobs()
     overdue = tx.armed_jobs(now - OVERDUE_AFTER)
-    failed, skipping = _failed_and_skipping(tx, names, skipping=True)
+    failed = tx.jobs_last_ended(names, FAILED)
+    skipping = tx.jobs_skipped_in_a_row(names, SKIPS_IN_A_ROW)
     unarmed = _timed(config).intersection(names).difference(armed)
     weighed = (failed | skipping | overdue).intersection(names) | unarmed
     found = {name for name in weighed if diverges(
@@ -176,22 +178,6 @@ def diverging_jobs(tx: Transaction, config: Config, names: Sequence[str], now: d
         timer_state(config.jobs[name], name in armed, name in paused), name in overdue,
         timers_expected)}
     return [name for name in names if name in found]
-
-
-def _failed_and_skipping(tx: Transaction, names: Sequence[str], skipping: bool
-                         ) -> tuple[set[str], set[str]]:
-    """Which of the named jobs' last counted run failed or timed out, and (if ``skipping``)
-    which had their newest runs all skipped (:func:`~cronduit.core.status.skipped_in_a_row`).
-
-    One look at every job's newest ended run settles nearly all: one that failed is the last
-    counted run, failed; one that ran otherwise is the last counted run, not failed, and as
-    every run newer than it is going, the newest runs were not all skipped. Only a job whose
-    newest ended run was skipped is read further, for both answers."""
-    newest = tx.newest_ended_outcomes(names, [*FAILED, Outcome.SKIPPED])
-    skipped = [name for name, outcome in newest.items() if outcome == Outcome.SKIPPED]
-    failed = {name for name, outcome in newest.items() if outcome != Outcome.SKIPPED}
-    failed |= tx.jobs_last_ended(skipped, FAILED)
-    return failed, tx.jobs_skipped_in_a_row(skipped, SKIPS_IN_A_ROW) if skipping else set()
 
 
 def per_config(work: Callable[[Config], T]) -> Callable[[Config], T]:

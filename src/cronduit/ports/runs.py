@@ -209,28 +209,20 @@ class WorkAndRuns(Protocol):
         (2,000 runs) read in a third of the time of their whole records."""
         ...
 
-    def newest_ended_outcomes(self, jobs: Collection[str], outcomes: Collection[str]
-                              ) -> dict[str, str]:
-        """Each of ``jobs`` whose newest ended run, skipped or not, ended with one of
-        ``outcomes``, with that outcome. One statement however many jobs, each job's runs
-        read from its newest down to its newest ended one only, from the index by job:
-        the first look at which of 10,000 jobs may be failing or skipping (a job whose
-        newest ended run was neither failed nor skipped is neither)."""
-        ...
-
     def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
         """Those of ``jobs`` whose last counted run ended with one of ``outcomes``: the
         newest run that ended and was not skipped, the run a job's status reports as its
-        last (:func:`cronduit.core.status.last_counted`). One statement however many jobs,
-        each job's runs read from its newest down to that run only (never its history):
-        which of 10,000 jobs are failing, for the dashboard's filter and the API's
-        ``healthy``."""
+        last (:func:`cronduit.core.status.last_counted`). Read from each job's facts, kept
+        as its runs are written (never from its runs): which of 10,000 jobs are failing,
+        for the dashboard's filter and the API's ``healthy``, is a read of the failing
+        jobs' rows, however long their histories."""
         ...
 
     def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
         """Those of ``jobs`` whose newest ``count`` runs (ended or not) were all skipped; a
-        job with fewer runs is left out. One statement however many jobs, each reading its
-        newest run only unless that one was skipped."""
+        job with fewer runs is left out. ``count`` is 1 to
+        :data:`~cronduit.core.status.SKIPS_IN_A_ROW` (the facts kept go no further;
+        ValueError otherwise). Read from each job's facts, as :meth:`jobs_last_ended`."""
         ...
 
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:

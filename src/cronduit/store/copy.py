@@ -7,8 +7,9 @@ without breaking the copy. Values change type on the way (SQLite's text instants
 ``timestamptz``, its 0/1 flags ``boolean``, its integers ``bigint``), by the target column's
 type. Seqs are kept as they were, so every reference between rows (a trigger's run, a slot's
 event, a notification's run) still holds, and each identity sequence is then set past the
-highest seq copied. All of it is one PostgreSQL transaction: a copy that fails leaves the
-target as it was.
+highest seq copied. Each job's run facts (``job_run_facts``) are not copied: the target
+counts them from the runs copied, at once, its triggers on runs held off meanwhile. All of
+it is one PostgreSQL transaction: a copy that fails leaves the target as it was.
 
 A timer keeps its armed slot and version and the slot ledger its rows, so a daemon serving
 the copy continues every timer where the last daemon on the SQLite file stopped: a slot that
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from graphlib import TopologicalSorter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -51,10 +52,15 @@ from cronduit.store.conninfo import redacted
 from cronduit.store.postgres import PostgresStore, connect
 from cronduit.store.sqlite import SqliteStore
 
+T = TypeVar("T")
+
 MARKER = "copied_from"
 """The target's ``meta`` key that says which state was copied into it."""
 BOOKKEEPING = "schema_version"
 """Each schema's own migration count: never copied."""
+DERIVED = frozenset({"job_run_facts", "job_run_facts_changes"})
+"""Tables the target makes from the rows copied (each job's run facts, from its runs):
+never copied, nor part of the fingerprint."""
 LOCK_WAIT = 10.0
 """Seconds the copy waits for the target's tables, which a daemon serving it may hold."""
 IN_PROGRESS_SHOWN = 10
@@ -120,7 +126,7 @@ def copy_state(source: Path, target: str, *, at: datetime, password: str | None 
             return _recopied(db, tables, marker, resolved, redacted(target))
         _refuse_rows(pg)
         _refuse_runs_in_progress(db)
-        rows, fingerprint = _copy(db, pg, tables)
+        rows, fingerprint = _with_facts_counted_after(pg, lambda: _copy(db, pg, tables))
         _reset_identities(pg, tables)
         pg.execute("INSERT INTO meta (key, value) VALUES (%s, %s)",
                    (MARKER, json.dumps({"source": resolved, "fingerprint": fingerprint,
@@ -171,7 +177,7 @@ def _sqlite_tables(db: sqlite3.Connection) -> dict[str, tuple[tuple[str, ...], t
         "ORDER BY name")]
     found = {}
     for name in names:
-        if name == BOOKKEEPING:
+        if name == BOOKKEEPING or name in DERIVED:
             continue
         info = db.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()
         columns = tuple(row[1] for row in info)
@@ -189,7 +195,7 @@ def _pg_columns(pg: psycopg.Connection[Any]) -> dict[str, dict[str, tuple[str, b
             "FROM information_schema.columns c JOIN information_schema.tables t "
             "USING (table_schema, table_name) WHERE c.table_schema = current_schema() "
             "AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position"):
-        if table != BOOKKEEPING:
+        if table != BOOKKEEPING and table not in DERIVED:
             found.setdefault(table, {})[column] = (kind, identity == "YES")
     return found
 
@@ -364,6 +370,18 @@ def _reset_identities(pg: psycopg.Connection[Any], tables: list[_Table]) -> None
                 "HAVING MAX({}) IS NOT NULL").format(
                     sql.Identifier(column), sql.Identifier(table.name), sql.Identifier(column)),
                 (sql.Identifier(table.name).as_string(pg), column))
+
+
+def _with_facts_counted_after(pg: psycopg.Connection[Any], copy: Callable[[], T]) -> T:
+    """``copy``, with the triggers that keep each job's run facts held off, and the facts
+    then counted from the runs copied, in one statement: a trigger per run copied would
+    take a lock per job in this one transaction (advisory locks fill PostgreSQL's lock
+    table past some thousands of jobs), and cost more than counting once."""
+    pg.execute("ALTER TABLE runs DISABLE TRIGGER USER")
+    done = copy()
+    pg.execute("INSERT INTO job_run_facts SELECT * FROM job_run_facts_counted")
+    pg.execute("ALTER TABLE runs ENABLE TRIGGER USER")
+    return done
 
 
 def _has_rows_sqlite(db: sqlite3.Connection, name: str) -> bool:

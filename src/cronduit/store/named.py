@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from cronduit.core.enums import EventState, NotificationState
 from cronduit.core.log_tails import LogTail
+from cronduit.core.status import SKIPS_IN_A_ROW
 from cronduit.ports import (
     AuditEntry,
     Conflict,
@@ -223,25 +224,19 @@ class NamedQueries(ABC):
             found.setdefault(mark.job, []).append(mark)
         return found
 
-    def newest_ended_outcomes(self, jobs: Collection[str], outcomes: Collection[str]
-                              ) -> dict[str, str]:
-        if not jobs or not outcomes:
-            return {}
-        rows = self._run("newest_ended_outcomes", jobs=self._array(list(jobs)),
-                         outcomes=self._array([str(o) for o in outcomes])).fetchall()
-        return {str(job): str(outcome) for job, outcome in rows}
-
     def jobs_last_ended(self, jobs: Collection[str], outcomes: Collection[str]) -> set[str]:
         if not jobs or not outcomes:
             return set()
-        return self._names(self._run("jobs_last_ended", jobs=self._array(list(jobs)),
-                                     outcomes=self._array([str(o) for o in outcomes])))
+        found = self._names(self._run("jobs_last_ended",
+                                      outcomes=self._array([str(o) for o in outcomes])))
+        return found.intersection(jobs)
 
     def jobs_skipped_in_a_row(self, jobs: Collection[str], count: int) -> set[str]:
+        if not 1 <= count <= SKIPS_IN_A_ROW:
+            raise ValueError(f"skips in a row are kept up to {SKIPS_IN_A_ROW}, not {count}")
         if not jobs:
             return set()
-        return self._names(self._run("jobs_skipped_in_a_row", jobs=self._array(list(jobs)),
-                                     count=count))
+        return self._names(self._run("jobs_skipped_in_a_row", count=count)).intersection(jobs)
 
     def find_runs(self, where: RunFilter, after: str | None, limit: int) -> list[Run]:
         if where.job is None:

@@ -153,32 +153,32 @@ CROSS JOIN LATERAL (SELECT * FROM runs WHERE runs.job = j.job
                     ORDER BY seq DESC LIMIT %(per_job)s) AS r
 ORDER BY r.job, r.seq DESC;
 
--- name: newest_ended_outcomes
--- The jobs whose newest ended run, skipped or not, ended with one of outcomes, with that
--- outcome: one index scan of runs_by_job per job.
-SELECT job, outcome FROM (
-    SELECT j.job, (SELECT r.outcome FROM runs AS r WHERE r.job = j.job AND r.state = 'ended'
-                   ORDER BY r.seq DESC LIMIT 1) AS outcome
-    FROM unnest(%(jobs)s::text[]) AS j(job)) AS newest
-WHERE outcome = ANY(%(outcomes)s::text[]);
-
 -- name: jobs_last_ended
 -- The jobs whose last counted run, the newest that ended and was not skipped, ended with one
--- of outcomes: one index scan of runs_by_job per job, from its newest run down to that one.
-SELECT j.job FROM unnest(%(jobs)s::text[]) AS j(job)
-WHERE (SELECT r.outcome FROM runs AS r
-       WHERE r.job = j.job AND r.state = 'ended' AND r.outcome IS DISTINCT FROM 'skipped'
-       ORDER BY r.seq DESC LIMIT 1) = ANY(%(outcomes)s::text[]);
+-- of outcomes: from each job's row of facts, by its index on that outcome, and for the few
+-- jobs with changes not folded yet, from the row with those folded in.
+SELECT job FROM job_run_facts
+WHERE last_outcome = ANY(%(outcomes)s::text[])
+    AND job NOT IN (SELECT job FROM job_run_facts_changes)
+UNION ALL
+SELECT n.job FROM (SELECT DISTINCT job FROM job_run_facts_changes) AS c
+CROSS JOIN LATERAL (SELECT * FROM job_run_facts_now AS f WHERE f.job = c.job) AS n
+WHERE n.last_outcome = ANY(%(outcomes)s::text[]);
 
 -- name: jobs_skipped_in_a_row
--- The jobs whose newest count runs were all skipped: one index scan of runs_by_job per job,
--- reading its newest run only unless that one was skipped.
-SELECT j.job FROM unnest(%(jobs)s::text[]) AS j(job)
-WHERE (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
-       ORDER BY r.seq DESC LIMIT 1) = 'skipped'
-    AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r WHERE r.job = j.job
-                               ORDER BY r.seq DESC LIMIT %(count)s) AS n
-         WHERE n.outcome = 'skipped') = %(count)s;
+-- The jobs whose newest count runs (1 to 3) were all skipped: their count-th newest run is
+-- newer than their newest run that was not skipped. From the rows of the jobs whose newest
+-- run was skipped (a partial index), and as jobs_last_ended for jobs with changes.
+SELECT job FROM job_run_facts
+WHERE newest_seq > unskipped_seq
+    AND CASE %(count)s::integer WHEN 1 THEN newest_seq WHEN 2 THEN second_seq
+        ELSE third_seq END > unskipped_seq
+    AND job NOT IN (SELECT job FROM job_run_facts_changes)
+UNION ALL
+SELECT n.job FROM (SELECT DISTINCT job FROM job_run_facts_changes) AS c
+CROSS JOIN LATERAL (SELECT * FROM job_run_facts_now AS f WHERE f.job = c.job) AS n
+WHERE CASE %(count)s::integer WHEN 1 THEN n.newest_seq WHEN 2 THEN n.second_seq
+      ELSE n.third_seq END > n.unskipped_seq;
 
 -- name: run_marks
 -- recent_runs, the few fields a strip of recent runs shows.

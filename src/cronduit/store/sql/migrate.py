@@ -7,6 +7,7 @@ together, so a crash mid-upgrade leaves the previous version whole.
 from __future__ import annotations
 
 import re
+import sqlite3
 from importlib import resources
 
 _FILE = re.compile(r"^(\d{4})_\w+\.sql$")
@@ -25,11 +26,20 @@ def migrations(package: str = "cronduit.store.sql") -> list[tuple[int, str]]:
 
 
 def statements(sql: str) -> list[str]:
-    """Split a migration into statements (no semicolons inside strings in our migrations)."""
+    """Split a migration into statements (no semicolons inside strings in our migrations): at
+    each semicolon that ends one by SQLite's own reading, so a trigger's body, whose
+    statements end in semicolons of their own, stays whole up to its ``END``."""
     without_comments = "\n".join(
         line for line in sql.splitlines() if not line.lstrip().startswith("--")
     )
-    return [part.strip() for part in without_comments.split(";") if part.strip()]
+    found, pending = [], ""
+    for part in without_comments.split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                found.append(pending.strip()[:-1].strip())
+            pending = ""
+    return found
 
 
 LATEST = migrations()[-1][0]

@@ -143,37 +143,20 @@ WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
                 ORDER BY n.seq DESC LIMIT :per_job)
 ORDER BY r.job, r.seq DESC;
 
--- name: newest_ended_outcomes
--- The jobs (:jobs, a JSON array) whose newest ended run, skipped or not, ended with one of
--- :outcomes (a JSON array), with that outcome: one search of runs_by_job per job, in the
--- index alone (named, as for jobs_last_ended).
-SELECT job, outcome FROM (
-    SELECT j.value AS job, (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
-                            WHERE r.job = j.value AND r.state = 'ended'
-                            ORDER BY r.seq DESC LIMIT 1) AS outcome
-    FROM json_each(:jobs) AS j)
-WHERE outcome IN (SELECT value FROM json_each(:outcomes));
-
 -- name: jobs_last_ended
--- The jobs (:jobs, a JSON array) whose last counted run, the newest that ended and was not
--- skipped, ended with one of :outcomes (a JSON array): one search of runs_by_job per job,
--- from its newest run down to that one, in the index alone (named: without statistics the
--- planner takes runs_active for the state, which holds every ended run).
-SELECT j.value FROM json_each(:jobs) AS j
-WHERE (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
-       WHERE r.job = j.value AND r.state = 'ended' AND r.outcome IS NOT 'skipped'
-       ORDER BY r.seq DESC LIMIT 1) IN (SELECT value FROM json_each(:outcomes));
+-- The jobs whose last counted run, the newest that ended and was not skipped, ended with one
+-- of :outcomes (a JSON array): from each job's row of facts, by its index on that outcome.
+SELECT job FROM job_run_facts INDEXED BY job_run_facts_by_last_outcome
+WHERE last_outcome IN (SELECT value FROM json_each(:outcomes));
 
 -- name: jobs_skipped_in_a_row
--- The jobs (:jobs, a JSON array) whose newest :count runs were all skipped: one search of
--- runs_by_job per job, in the index alone, reading its newest run only unless that one was
--- skipped.
-SELECT j.value FROM json_each(:jobs) AS j
-WHERE (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job WHERE r.job = j.value
-       ORDER BY r.seq DESC LIMIT 1) = 'skipped'
-    AND (SELECT COUNT(*) FROM (SELECT r.outcome FROM runs AS r INDEXED BY runs_by_job
-                               WHERE r.job = j.value ORDER BY r.seq DESC LIMIT :count) AS n
-         WHERE n.outcome = 'skipped') = :count;
+-- The jobs whose newest :count runs (1 to 3) were all skipped: their :count-th newest run is
+-- newer than their newest run that was not skipped. From the rows of the jobs whose newest
+-- run was skipped (a partial index).
+SELECT job FROM job_run_facts INDEXED BY job_run_facts_skipping
+WHERE newest_seq > unskipped_seq
+    AND CASE :count WHEN 1 THEN newest_seq WHEN 2 THEN second_seq ELSE third_seq END
+        > unskipped_seq;
 
 -- name: find_runs
 -- Keyset pagination, newest first: a page goes on below the last run of the one before. The
