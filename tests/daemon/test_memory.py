@@ -32,3 +32,24 @@ def test_free_memory_is_given_back_on_glibc() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "True"
+
+
+def test_long_lived_objects_are_frozen_and_an_old_freeze_is_collected() -> None:
+    """After a freeze the objects held so far are out of the collector's walks; at the next
+    (an apply), what the first froze and nothing holds any more, cycles included, is
+    collected, not kept for good."""
+    code = ("import gc, weakref\n"
+            "from cronduit.daemon.memory import freeze_long_lived\n"
+            "class Node:\n"
+            "    pass\n"
+            "old = Node(); old.me = old\n"
+            "gone = weakref.ref(old)\n"
+            "freeze_long_lived()\n"
+            "frozen = gc.get_freeze_count()\n"
+            "del old\n"
+            "alive_while_frozen = gone() is not None\n"
+            "freeze_long_lived()\n"
+            "print(frozen > 1000, alive_while_frozen, gone() is None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "True True True"

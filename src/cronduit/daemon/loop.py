@@ -45,7 +45,7 @@ from cronduit.daemon.heartbeat import (
     write_heartbeat,
 )
 from cronduit.daemon.lease import NodeLease
-from cronduit.daemon.memory import TRIM_EVERY, release_free_memory
+from cronduit.daemon.memory import TRIM_EVERY, freeze_long_lived, release_free_memory
 from cronduit.daemon.metrics import GAUGES_EVERY, DaemonMetrics
 from cronduit.daemon.reload import Reloader
 from cronduit.engine import Engine
@@ -243,6 +243,7 @@ class Daemon:
             if reason_of(error) is None:
                 raise
         self._log(f"listening on http://{address}")
+        freeze_long_lived()  # the config, the schedules and the HTTP app, all made by now
         return acceptor
 
     def _warn_unset_secrets(self) -> None:
@@ -414,6 +415,7 @@ class Daemon:
     def _apply(self) -> None:
         if self.reloader.apply(self.clock.now()):
             self._warn_unset_secrets()
+            freeze_long_lived()
 
     async def _retrying(self, work: Callable[[], T]) -> T:
         """``work`` off the loop, tried again after each state-folder fault until it is done;
