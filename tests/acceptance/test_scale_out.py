@@ -26,7 +26,7 @@ import pytest
 
 from cronduit.core.signing import webhook_token
 from tests.acceptance.test_clock_steps import libfaketime
-from tests.helpers.cluster import Cluster, cluster_in
+from tests.helpers.cluster import Cluster, Node, cluster_in
 from tests.helpers.netns import hosts
 from tests.helpers.postgres import URL, fresh_schema
 from tests.helpers.private_postgres import private_server
@@ -697,19 +697,35 @@ def test_a_daemon_cut_off_from_the_database_has_its_run_ended_and_taken_over(
     assert retried <= TAKEOVER_BOUND
 
 
-def sessions(cluster: Cluster) -> str:
-    """The daemons' database sessions, what each waits on and the locks not granted: what
-    a takeover that did not come in time was held up by."""
+def sessions(cluster: Cluster, *frozen: Node) -> str:
+    """The daemons' database sessions (how long each has been in its state, what it waits
+    on), the locks not granted, the locks held on ``nodes`` rows, the nodes' leases by the
+    database's clock and the process state of each ``frozen`` daemon: what a takeover that
+    did not come in time was held up by."""
     rows = cluster.query(
         "SELECT application_name, pid, state, wait_event_type, wait_event, "
-        "now() - xact_start, left(query, 120) FROM pg_stat_activity "
-        "WHERE application_name IN ('victim', 'survivor') ORDER BY 1, 2")
+        "now() - xact_start, clock_timestamp() - state_change, left(query, 120) "
+        "FROM pg_stat_activity WHERE application_name IN ('victim', 'survivor') ORDER BY 1, 2")
     waiting = cluster.query(
         "SELECT a.application_name, l.locktype, l.relation::regclass::text, l.mode, "
         "pg_blocking_pids(l.pid) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
         "WHERE NOT l.granted")
-    return "sessions:\n" + "\n".join(map(str, rows)) + "\nwaiting for locks:\n" + \
-        "\n".join(map(str, waiting))
+    row_locks = cluster.query(
+        "SELECT a.application_name, a.pid, l.mode FROM pg_locks l "
+        "JOIN pg_stat_activity a USING (pid) WHERE l.relation = 'nodes'::regclass")
+    leases = cluster.query(
+        "SELECT name, epoch, expires_at - clock_timestamp(), retired_at, retired_by "
+        "FROM nodes ORDER BY name")
+    processes = []
+    for node in frozen:
+        status = Path(f"/proc/{node.pid}/status")
+        state = next((line for line in status.read_text().splitlines()
+                      if line.startswith("State:")), "?") if status.exists() else "gone"
+        processes.append(f"{node.name} (pid {node.pid}): {state}")
+    return "\n".join([
+        "sessions:", *map(str, rows), "waiting for locks:", *map(str, waiting),
+        "locks on nodes:", *map(str, row_locks), "leases:", *map(str, leases),
+        "processes:", *processes])
 
 
 def test_a_daemon_frozen_inside_a_transaction_is_still_taken_over(cluster: Cluster,
@@ -743,11 +759,11 @@ def test_a_daemon_frozen_inside_a_transaction_is_still_taken_over(cluster: Clust
     frozen, frozen_at = time.monotonic(), cluster.now()
     cluster.wait_for(lambda: (row := cluster.node_row("victim")) is not None
                      and row["retired_by"] == "survivor", "the survivor to sweep the victim",
-                     TAKEOVER_BOUND, explain=lambda: sessions(cluster))
+                     TAKEOVER_BOUND, explain=lambda: sessions(cluster, victim))
     cluster.wait_for(lambda: cluster.query(
         "SELECT count(DISTINCT job) FROM runs WHERE node = 'survivor' AND created_at > %s",
         frozen_at) == [(SKEWED,)], "every job to fire on the survivor",
-        TAKEOVER_BOUND - (time.monotonic() - frozen), explain=lambda: sessions(cluster))
+        TAKEOVER_BOUND - (time.monotonic() - frozen), explain=lambda: sessions(cluster, victim))
     print(f"swept and every job fired {time.monotonic() - frozen:.1f}s after freezing the "
           "daemon inside a transaction")
 
