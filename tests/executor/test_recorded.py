@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
-from cronduit.executor import Exited, exits, launch, wait
+from cronduit.executor import Exited, Vanished, exits, launch, wait
 from cronduit.executor.adopt import record_complete
 from cronduit.executor.recorded import EARLY_KEPT, RecordedWords
 from tests.helpers.processes import spec_for
@@ -26,7 +27,7 @@ def test_the_word_comes_once_the_record_is_complete(tmp_path: Path) -> None:
         words = RecordedWords(asyncio.get_running_loop())
         attempt = launch(spec_for(tmp_path, shell="exit 3"))
         heard = words.expect((attempt.pid, attempt.start_time))
-        await asyncio.wait_for(heard.wait(), WORD_TIMEOUT)
+        await asyncio.wait_for(asyncio.shield(heard), WORD_TIMEOUT)
         complete = record_complete(attempt.attempt_file)
         return complete, await wait(attempt, heard)
 
@@ -40,7 +41,7 @@ def test_a_word_heard_before_anyone_waits_is_kept_for_the_waiter() -> None:
         words = RecordedWords(asyncio.get_running_loop())
         words.heard((4242, 17))
         await asyncio.sleep(0)  # the word crosses to the loop
-        return words.expect((4242, 17)).is_set()
+        return words.expect((4242, 17)).done()
 
     assert asyncio.run(scenario())
 
@@ -54,10 +55,9 @@ def test_a_word_for_a_process_that_reused_the_pid_counts_for_nobody_else() -> No
         words.heard((4242, 17))
         words.heard((4243, 18))
         words.heard((4242, 18))
-        ours = asyncio.create_task(waiting.wait())
-        await asyncio.wait_for(ours, WORD_TIMEOUT)
+        await asyncio.wait_for(asyncio.shield(waiting), WORD_TIMEOUT)
         other = words.expect((4242, 17))  # kept as early, but only for (4242, 17)
-        return waiting.is_set(), other.is_set() and not words.expect((4242, 19)).is_set()
+        return waiting.done(), other.done() and not words.expect((4242, 19)).done()
 
     assert (True, True) == asyncio.run(scenario())
 
@@ -70,7 +70,7 @@ def test_early_words_are_kept_up_to_a_bound() -> None:
         for pid in range(EARLY_KEPT + 10):
             words.heard((pid, 1))
         await asyncio.sleep(0)
-        return words.expect((0, 1)).is_set(), words.expect((EARLY_KEPT + 9, 1)).is_set()
+        return words.expect((0, 1)).done(), words.expect((EARLY_KEPT + 9, 1)).done()
 
     assert (False, True) == asyncio.run(scenario())
 
@@ -85,12 +85,32 @@ def test_the_wait_ends_on_the_word_not_at_the_end_of_its_pause(
     fcntl.flock(holder, fcntl.LOCK_EX)
 
     async def scenario() -> object:
-        heard = asyncio.Event()
+        heard: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiting = asyncio.create_task(wait(attempt, heard))
         await asyncio.sleep(0)
         assert not waiting.done()
         os.close(holder)  # the record is complete now, as the supervisor would leave it
-        heard.set()
+        heard.set_result(None)
         return await asyncio.wait_for(waiting, WORD_TIMEOUT)
 
     assert Exited(0) == asyncio.run(scenario())
+
+
+def test_the_word_ends_the_wait_without_the_exit_watch(tmp_path: Path) -> None:
+    """The supervisor says ``recorded`` only once it has reaped the job and closed its
+    record, so the word alone ends the wait: here it comes for a job still sleeping (which
+    the supervisor never does), and the wait trusts it, reading the file as it stands."""
+    attempt = launch(spec_for(tmp_path, shell="sleep 30"))
+    try:
+        async def scenario() -> object:
+            heard: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            waiting = asyncio.create_task(wait(attempt, heard))
+            await asyncio.sleep(0)
+            assert not waiting.done()
+            heard.set_result(None)
+            return await asyncio.wait_for(waiting, WORD_TIMEOUT)
+
+        assert Vanished(attempt.pid) == asyncio.run(scenario())  # no status in the file yet
+    finally:
+        os.killpg(attempt.pid, signal.SIGKILL)
+        asyncio.run(wait(attempt))

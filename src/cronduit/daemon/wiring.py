@@ -104,7 +104,7 @@ def _holder_gone(pid: int, pid_start: int | None) -> bool:
 
 
 async def _serve(daemon: Daemon, runner: ProcessRunner) -> None:
-    runner.attach(asyncio.get_running_loop())
+    runner.attach(asyncio.get_running_loop(), answers_here=True)
     await daemon.serve()
 
 

@@ -60,15 +60,20 @@ class ExitWatch:
         poller.register(self._fd, select.POLLIN)
         return bool(poller.poll(max(0, round(timeout * 1000))))
 
-    async def exited_async(self, timeout: float | None = None) -> bool:
-        """Whether the job exits within ``timeout`` seconds, without blocking the loop."""
-        if self._fd is None:
+    async def exited_async(self, timeout: float | None = None,
+                           word: asyncio.Future[None] | None = None) -> bool:
+        """Whether the job exits within ``timeout`` seconds, without blocking the loop; or,
+        with no ``timeout``, until it exits or ``word`` (the supervisor's, that the job's
+        record is complete, so it has exited) is done, whichever comes first."""
+        if self._fd is None or (word is not None and word.done()):
             return True
         loop = asyncio.get_running_loop()
         readable = loop.create_future()
         loop.add_reader(self._fd, _settle, readable)
         try:
             if timeout is None:  # the future itself: a step's end is noticed a turn sooner
+                if word is not None:
+                    word.add_done_callback(lambda _: _settle(readable))
                 await readable
                 return True
             done, _ = await asyncio.wait({readable}, timeout=timeout)
@@ -88,20 +93,24 @@ def watching(attempt: Attempt) -> Iterator[ExitWatch]:
         watch.close()
 
 
-async def wait(attempt: Attempt, recorded: asyncio.Event | None = None) -> Settled:
+async def wait(attempt: Attempt, recorded: asyncio.Future[None] | None = None) -> Settled:
     """Wait for the attempt's job to exit and its record to be complete; say how it ended.
 
-    ``recorded``, set when the supervisor says the record is complete (:mod:`.recorded`),
-    ends each pause early; the record is still read from the file, so a word that never
-    comes only means the pauses run their course."""
+    ``recorded``, done when the supervisor says the record is complete (:mod:`.recorded`),
+    ends the wait at once: the job has exited and nothing more will be written. Without
+    it, the exit is seen on the pidfd and the record polled until its lock is free; a word
+    that comes meanwhile ends each pause early, and one that never comes only means the
+    pauses run their course."""
     with watching(attempt) as watch:
-        await watch.exited_async()
+        await watch.exited_async(word=recorded)
+    if recorded is not None and recorded.done():
+        return settled_state(attempt.attempt_file)
     for pause in _until_recorded(attempt.attempt_file, patient=True):
-        if recorded is None or recorded.is_set():  # a word heard once: it shortens no more
+        if recorded is None or recorded.done():  # a word heard once: it shortens no more
             await asyncio.sleep(pause)
             continue
         with suppress(TimeoutError):
-            await asyncio.wait_for(recorded.wait(), pause)
+            await asyncio.wait_for(asyncio.shield(recorded), pause)
     return settled_state(attempt.attempt_file)
 
 

@@ -50,7 +50,7 @@ from cronduit.executor.logs import read_tail
 from cronduit.executor.outputs import read_outputs
 from cronduit.executor.recorded import RecordedWords
 from cronduit.executor.run_folders import RunFolders
-from cronduit.executor.spawn import begin_launch, make_ahead
+from cronduit.executor.spawn import answer_on, begin_launch, make_ahead
 from cronduit.executor.workspace import WorkspaceError
 from cronduit.paths import StatePaths
 from cronduit.ports import Deferred, Event, LaunchResult, Run
@@ -94,10 +94,14 @@ class ProcessRunner:
         self._pool = ThreadPoolExecutor(max_workers=LAUNCH_THREADS,
                                         thread_name_prefix="cronduit-launch")
 
-    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Watch processes on ``loop`` (the daemon's)."""
+    def attach(self, loop: asyncio.AbstractEventLoop, *, answers_here: bool = False) -> None:
+        """Watch processes on ``loop`` (the daemon's); ``answers_here``: read the
+        supervisor's channel on it too (:func:`~cronduit.executor.spawn.answer_on`), for a
+        loop that runs as long as the process, as the daemon's does."""
         self._loop = loop
         self._words = RecordedWords(loop)
+        if answers_here:
+            answer_on(loop)
 
     # -- the Runner protocol ----------------------------------------------------------------
 

@@ -18,6 +18,7 @@ a daemon that restarts gets a new one, while the old one finishes recording its 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import fcntl
@@ -94,7 +95,7 @@ class PendingLaunch:
             for again in (True, False):
                 assert self._sent is not None
                 channel, waiter = self._sent
-                waiter.wait()
+                channel.wait(waiter)
                 if waiter.answer is not None:
                     pid, start_time = _started(waiter.answer)
                     return Attempt(pid, start_time, self._attempt_file)
@@ -120,11 +121,13 @@ class _Waiter:
     def __init__(self) -> None:
         self._answered = threading.Lock()
         self._answered.acquire()
+        self.settled = False
         self.answer: dict[str, Any] | None = None
         """None when the supervisor went away before answering."""
 
     def settle(self, answer: dict[str, Any] | None) -> None:
         self.answer = answer
+        self.settled = True
         self._answered.release()
 
     def wait(self) -> None:
@@ -135,11 +138,14 @@ class _Channel:
     """One supervisor process, the socket to it, and the launches waiting on their answers.
 
     Requests are pipelined: launches are sent as they come and each waits for its own answer,
-    which a reader thread hands out in order, so the supervisor starts the next job while
-    the last answer is on its way.
+    handed out in order, so the supervisor starts the next job while the last answer is on
+    its way. Who reads the socket: a thread of its own, or, given an event loop (the
+    daemon's, :func:`answer_on`), that loop. On the loop, the supervisor's word that a
+    step's record is complete reaches the step's wait in one wake-up, not two (the reader
+    thread's, then the loop's), between one step's end and the next step's start.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with theirs:
             self.process = subprocess.Popen(
@@ -149,17 +155,66 @@ class _Channel:
         self.socket = ours
         self.waiting: deque[_Waiter] = deque()
         self.broken = False
-        self._reader = threading.Thread(target=self._read, name="cronduit-supervisor-answers",
-                                        daemon=True)
-        self._reader.start()
+        self.loop = loop
+        self._reader: threading.Thread | None = None
+        if loop is None:
+            self._reader = threading.Thread(target=self._read, name="cronduit-supervisor-answers",
+                                            daemon=True)
+            self._reader.start()
+        else:  # add_reader belongs on the loop's own thread; answers meanwhile wait there
+            loop.call_soon_threadsafe(loop.add_reader, ours.fileno(), self._drain)
+
+    def wait(self, waiter: _Waiter) -> None:
+        """Until ``waiter`` has its answer. On the loop that reads the socket, read it here:
+        the loop cannot read while it waits."""
+        if self.loop is not None and recorded.running_loop() is self.loop:
+            while not waiter.settled:
+                answered = supervisor.receive(self.socket)  # the answer is on its way
+                if answered is None:
+                    self._gone()
+                    return
+                self._dispatch(answered[0])
+            return
+        waiter.wait()
 
     def _read(self) -> None:
         while (answered := supervisor.receive(self.socket)) is not None:
-            message = answered[0]
-            if "recorded" in message:  # a word between the answers, not one of them
-                recorded.hear((message["recorded"], message["start_time"]))
-                continue
+            self._dispatch(answered[0])
+        self._ended()
+
+    def _drain(self) -> None:
+        """On the loop: every message already there, without waiting for more."""
+        while self._readable():
+            answered = supervisor.receive(self.socket)
+            if answered is None:
+                self._gone()
+                return
+            self._dispatch(answered[0])
+
+    def _readable(self) -> bool:
+        try:
+            self.socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError:  # the next read says the channel is gone
+            return True
+        return True  # a byte, or the end of the stream
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if "recorded" in message:  # a word between the answers, not one of them
+            recorded.hear((message["recorded"], message["start_time"]))
+        else:
             self.waiting.popleft().settle(message)
+
+    def _gone(self) -> None:
+        """Read on the loop, the channel ended: stop watching it and let it go."""
+        assert self.loop is not None
+        with contextlib.suppress(Exception):  # a loop closed meanwhile watches nothing
+            self.loop.remove_reader(self.socket.fileno())
+        self._ended()
+        self.socket.close()
+
+    def _ended(self) -> None:
         self.broken = True
         while self.waiting:
             self.waiting.popleft().settle(None)
@@ -167,8 +222,12 @@ class _Channel:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.socket.shutdown(socket.SHUT_RDWR)  # ends the reader, then the fd can go
-        self._reader.join(timeout=5)
-        self.socket.close()
+        if self._reader is not None:
+            self._reader.join(timeout=5)
+            self.socket.close()
+        elif self.loop is not None and not self.loop.is_running():
+            # The loop would have read the end of the stream; stopped, it never will.
+            self._gone()
         # A supervisor outlives its channel while its jobs run: kept to be reaped later.
         _retired.append(self.process)
         _retired[:] = [process for process in _retired if process.poll() is None]
@@ -185,10 +244,16 @@ class _Link:
     def __init__(self) -> None:
         self._sending = threading.Lock()
         self._channel: _Channel | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The loop to read the channel on, while it runs (:func:`answer_on`)."""
 
     @property
     def pid(self) -> int | None:
         return None if self._channel is None else self._channel.process.pid
+
+    def answer_on(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        with self._sending:
+            self._loop = loop
 
     def send(self, request: dict[str, Any], record: int, log: int) -> tuple[_Channel, _Waiter]:
         """Send one request with its two descriptors; the waiter gets its answer."""
@@ -205,18 +270,27 @@ class _Link:
         return channel, waiter
 
     def _connected(self) -> _Channel:
-        if self._channel is not None and self._channel.broken:
-            self._channel.close()
-            self._channel = None
-        if self._channel is None:
-            self._channel = _Channel()
-        return self._channel
+        loop = self._loop if self._loop is not None and self._loop.is_running() else None
+        channel = self._channel
+        if channel is not None and (channel.broken or (channel.loop is not loop
+                                                       and not channel.waiting)):
+            channel.close()  # broken, or read where nobody reads any more: a new one
+            self._channel = channel = None
+        if channel is None:
+            self._channel = channel = _Channel(loop)
+        return channel
 
     def drop(self, channel: _Channel) -> None:
         with self._sending:
             if self._channel is channel:
                 self._channel = None
         channel.close()
+
+
+def answer_on(loop: asyncio.AbstractEventLoop | None) -> None:
+    """Read the supervisor's answers and words on ``loop`` while it runs (the daemon's),
+    rather than on a thread of their own; None: on a thread again."""
+    _SUPERVISOR.answer_on(loop)
 
 
 def _started(answer: dict[str, Any]) -> tuple[int, int]:
