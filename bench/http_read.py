@@ -237,8 +237,8 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
 
         def read(tx: Transaction) -> object:
             now = datetime.now(UTC)
-            facts = [reports.job_facts(status, now) for status, _ in
-                     reports.statuses_with_runs(tx, config, shown, now, expected, 4)]
+            facts = [reports.job_facts(status, now) for status in
+                     reports.statuses_of(tx, config, shown, now, expected)]
             healthy = not any(job["divergences"] for job in facts) and not (
                 reports.diverging_jobs(tx, config, names, now, expected))
             return facts, healthy
@@ -255,8 +255,8 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
                 chosen = reports.diverging_jobs(tx, config, chosen, now, expected)
             marks = tx.run_marks(chosen[:PAGE], views.STRIP)
             return [views.job_row(status, marks.get(status.job.name, []), now)
-                    for status, _ in reports.statuses_with_runs(
-                        tx, config, chosen[:PAGE], now, expected, 4)]
+                    for status in reports.statuses_of(tx, config, chosen[:PAGE], now,
+                                                      expected)]
         return read
 
     def one_run(tx: Transaction) -> object:
