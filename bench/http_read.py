@@ -31,6 +31,7 @@ throughput unchanged (>= 0.9x) with the dashboard open.
     .venv/bin/python bench/http_read.py            # 10,000 jobs, 1,000,000 runs
     .venv/bin/python bench/http_read.py --quick    # 1,000 jobs, 50,000 runs
     .venv/bin/python bench/http_read.py --reads-only   # no webhook loads, no in-process scrape
+    .venv/bin/python bench/http_read.py --home   # the dashboard home page's three cases only
 """
 
 from __future__ import annotations
@@ -237,8 +238,8 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
 
         def read(tx: Transaction) -> object:
             now = datetime.now(UTC)
-            facts = [reports.job_facts(status, now) for status, _ in
-                     reports.statuses_with_runs(tx, config, shown, now, expected, 4)]
+            facts = [reports.job_facts(status, now) for status in
+                     reports.statuses_of(tx, config, shown, now, expected)]
             healthy = not any(job["divergences"] for job in facts) and not (
                 reports.diverging_jobs(tx, config, names, now, expected))
             return facts, healthy
@@ -255,8 +256,8 @@ def cases(config: Config, known: dict[str, str]) -> list[Case]:
                 chosen = reports.diverging_jobs(tx, config, chosen, now, expected)
             marks = tx.run_marks(chosen[:PAGE], views.STRIP)
             return [views.job_row(status, marks.get(status.job.name, []), now)
-                    for status, _ in reports.statuses_with_runs(
-                        tx, config, chosen[:PAGE], now, expected, 4)]
+                    for status in reports.statuses_of(tx, config, chosen[:PAGE], now,
+                                                      expected)]
         return read
 
     def one_run(tx: Transaction) -> object:
@@ -462,6 +463,9 @@ def main() -> int:
     parser.add_argument("--reads-only", action="store_true",
                         help="the read cases and /metrics only: no in-process scrape, no "
                              "webhook loads")
+    parser.add_argument("--home", action="store_true",
+                        help="the dashboard home page's three cases only (no API case, no "
+                             "/metrics, no webhook loads): to measure a change to the page")
     args = parser.parse_args()
     sizes = Sizes(1_000, 50_000, 200) if args.quick else Sizes(10_000, 1_000_000, 2_000)
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cores; load average "
@@ -474,15 +478,21 @@ def main() -> int:
         print(f"store built in {took:.1f} s ({db.stat().st_size / 1e6:,.0f} MB)")
         config = load_config(config_path.read_text(), str(config_path))
         try:
-            run(folder, config_path, config, db, sizes, args.quick, args.reads_only)
+            run(folder, config_path, config, db, sizes, args.quick, args.reads_only,
+                args.home)
         finally:
             stop_runs(folder)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     return 0
 
 
+def is_home(case: Case) -> bool:
+    """A case of the dashboard's home page (with a filter or not)."""
+    return case.path == "/" or case.path.startswith("/?")
+
+
 def run(folder: Path, config_path: Path, config: Config, db: Path, sizes: Sizes,
-        quick: bool, reads_only: bool) -> None:
+        quick: bool, reads_only: bool, home_only: bool = False) -> None:
     started = time.perf_counter()
     with daemon(config_path) as served:
         served.wait_for("listening on", timeout=600)
@@ -499,9 +509,13 @@ def run(folder: Path, config_path: Path, config: Config, db: Path, sizes: Sizes,
             print(header())
             home = True
             for case in cases(config, known_ids(db, sizes.runs)):
+                if home_only and not is_home(case):
+                    continue
                 row = ask_case(client, store, case)
                 home = home and "dashboard not built" not in row
                 print(row, flush=True)
+            if home_only:
+                return
             scrape = quantiles(timed(lambda: client.get("/metrics").raise_for_status()))
             lines = client.get("/metrics").text.count("\n")
             print(f"{'GET /metrics':<38} {scrape[0]:>8.1f} {scrape[1]:>8.1f} "

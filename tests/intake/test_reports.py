@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
+from itertools import product
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from cronduit.core.arming import timing_key
 from cronduit.core.config import load_config
 from cronduit.core.config.model import Config
-from cronduit.core.status import FAILED
+from cronduit.core.status import FAILED, judge, next_elapse
 from cronduit.engine import Engine
 from cronduit.intake import job_statuses, reports
 from cronduit.ports import NewEvent, Pause, Run, Store, Timer
@@ -156,3 +157,46 @@ def open_store(tmp_path: Path, backend: str) -> Iterator[Store]:
 
     with postgres_store() as pg:
         yield pg
+
+
+RUN_KINDS = {"S": ("ended", "success"), "F": ("ended", "failure"), "T": ("ended", "timeout"),
+             "K": ("ended", "skipped"), "R": ("running", None), "B": ("backoff", None)}
+"""The letters of a history in :func:`test_statuses_judge_each_job_by_its_whole_history`."""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_statuses_judge_each_job_by_its_whole_history(tmp_path: Path, backend: str) -> None:
+    """Every history of up to four runs (oldest first) of a success, a failure, a timeout, a
+    skip, a run going and one in backoff, and longer ones whose last counted run lies past
+    each further look (behind 3, 10, 20 and 70 runs going or skipped): the statuses of all
+    of them read at once, most from their newest run alone, are each job judged from its
+    whole history."""
+    histories = ["".join(runs) for count in range(5) for runs in product(RUN_KINDS, repeat=count)]
+    histories += ["SKKK", "FKRKRKRKRKR", "S" + "K" * 10 + "R" * 10, "T" + "K" * 70, "K" * 20]
+    names = [f"h{index}" for index in range(len(histories))]
+    config = load_config("jobs:\n" + "".join(f"  {name}: {{run: 'true'}}\n" for name in names),
+                         "cronduit.yaml")
+    now = T0 + timedelta(days=1)
+    with open_store(tmp_path, backend) as store:
+        with store.transaction() as tx:
+            for name, history in zip(names, histories, strict=True):
+                for index, letter in enumerate(history):
+                    state, outcome = RUN_KINDS[letter]
+                    at = T0 + timedelta(minutes=index)
+                    tx.insert_run(Run(id=f"{name}-{index}", job=name, kind="manual",
+                                      label="manual", state=state, created_at=at,
+                                      exclusive=False, outcome=outcome, started_at=at,
+                                      finished_at=at if state == "ended" else None))
+        with store.reading() as tx:
+            statuses = reports.statuses_of(tx, config, names, now, True)
+            whole = [judge(config.jobs[name], next_elapse(config.jobs[name], None, now),
+                           tx.history(name, 100), tx.active_runs(name), 0, True, None, now)
+                     for name in names]
+    assert whole == statuses
+    by_history = dict(zip(histories, statuses, strict=True))
+    assert by_history[""].last is None
+    skips = by_history["SKKK"]
+    assert ("success", 3, ("the newest 3 runs were all skipped",)) == (
+        skips.last and skips.last.outcome, skips.skipped_since, skips.divergences)
+    deep = by_history["T" + "K" * 70]
+    assert ("timeout", 70) == (deep.last and deep.last.outcome, deep.skipped_since)

@@ -30,7 +30,7 @@ from starlette.types import Scope
 from cronduit import intake
 from cronduit.core.enums import Outcome, TriggerKind
 from cronduit.core.limits import MAX_LISTED, instant_problem
-from cronduit.core.status import SKIPS_IN_A_ROW, daemon_state, timers_expected
+from cronduit.core.status import daemon_state, timers_expected
 from cronduit.core.text import clean
 from cronduit.http.auth import authorize_read
 from cronduit.http.cursors import (
@@ -162,9 +162,8 @@ def _job_routes(api: FastAPI, gateway: Gateway) -> None:
         shown = names[start:start + limit]
 
         def read(tx: Transaction) -> JobList:
-            found = [JobFacts.model_validate(intake.job_facts(status, now)) for status, _
-                     in intake.reports.statuses_with_runs(tx, config, shown, now, timers,
-                                                          SKIPS_IN_A_ROW + 1)]
+            found = [JobFacts.model_validate(intake.job_facts(status, now)) for status
+                     in intake.reports.statuses_of(tx, config, shown, now, timers)]
             healthy = not any(job.divergences for job in found) and not (
                 intake.reports.diverging_jobs(tx, config, names, now, timers))
             more = start + limit < len(names)

@@ -42,7 +42,7 @@ from cronduit.ports import AuditEntry, Pause, Run, SlotRecord, Timer, Transactio
 
 __all__ = ["NEXT_SLOTS", "SlotView", "audit_facts", "diverging_jobs", "duration_s",
            "failing_jobs", "job_facts", "job_statuses", "per_config", "run_record",
-           "slot_facts", "slot_view", "statuses_with_runs", "timing_of", "utc"]
+           "slot_facts", "slot_view", "statuses_of", "timing_of", "utc"]
 
 T = TypeVar("T")
 
@@ -88,16 +88,16 @@ def timing_of(job: Job) -> str:
 # -- jobs ---------------------------------------------------------------------------------
 
 
-def _newest_runs(tx: Transaction, job: str) -> list[Run]:
-    """The job's newest runs, down to the one its status counts as its last, and at least
-    the few the status looks at for skips in a row: most jobs' newest run is the one, so
-    the first look reads those few, and each further one four times as many."""
-    limit = SKIPS_IN_A_ROW + 1
+def _newest_runs(tx: Transaction, job: str, read: int) -> list[Run]:
+    """The job's newest runs, down to the one its status counts as its last, once its
+    newest ``read`` runs were read without it (all going or skipped): each look reads four
+    times as many as the one before."""
+    limit = read
     while True:
+        limit *= 4
         runs = tx.history(job, limit)
         if len(runs) < limit or last_counted(runs) is not None:
             return runs
-        limit *= 4
 
 
 def job_statuses(tx: Transaction, config: Config, now: datetime, timers_expected: bool,
@@ -105,31 +105,46 @@ def job_statuses(tx: Transaction, config: Config, now: datetime, timers_expected
     """Every configured job's status (or ``only`` that one's), judged by the core from what
     ``tx`` reads. ``timers_expected``: False while the daemon serving runs in dry run."""
     names = list(config.jobs) if only is None else [only] if only in config.jobs else []
-    return [status for status, _ in statuses_with_runs(tx, config, names, now,
-                                                       timers_expected, SKIPS_IN_A_ROW + 1)]
+    return statuses_of(tx, config, names, now, timers_expected)
 
 
-def statuses_with_runs(tx: Transaction, config: Config, names: Sequence[str], now: datetime,
-                       timers_expected: bool, per_job: int
-                       ) -> list[tuple[JobStatus[Run, Pause], list[Run]]]:
-    """:func:`job_statuses` of the named jobs, each with its newest ``per_job`` runs (newest
-    first), read in a few statements however many jobs (a page of the dashboard, every job
-    for ``/v1/jobs``: with 10,000 jobs, statements per job were most of the answer's time):
-    every pause, the timers, the runs going, the waiting counts, and the newest runs of all
-    of them at once. Only a job whose newest runs were all skipped is read further, down to
-    the run its status counts as its last (:func:`_newest_runs`)."""
+def statuses_of(tx: Transaction, config: Config, names: Sequence[str], now: datetime,
+                timers_expected: bool) -> list[JobStatus[Run, Pause]]:
+    """:func:`job_statuses` of the named jobs, in the order given, read in a few statements
+    however many jobs (a page of the dashboard or of ``/v1/jobs``: with 10,000 jobs,
+    statements per job were most of the answer's time): every pause, the timers, the runs
+    going, the waiting counts, and each job's newest runs (:func:`_judged_runs`)."""
     pauses = {pause.job: pause for pause in tx.pauses()}
     timers, active, waiting = _going(tx, names)
-    recent = tx.recent_runs(names, per_job)
+    newest = _judged_runs(tx, names)
     found = []
     for name in names:
-        job, pause, newest = config.jobs[name], pauses.get(name), recent.get(name, [])
-        judged = newest
-        if len(newest) == per_job and last_counted(newest) is None:
-            judged = _newest_runs(tx, name)
+        job, pause = config.jobs[name], pauses.get(name)
         elapse = next_elapse(job, timers.get(name), now, paused=pause is not None)
-        found.append((judge(job, elapse, judged, active.get(name, []), waiting.get(name, 0),
-                            timers_expected, pause, now), newest))
+        found.append(judge(job, elapse, newest.get(name, []), active.get(name, []),
+                           waiting.get(name, 0), timers_expected, pause, now))
+    return found
+
+
+def _judged_runs(tx: Transaction, names: Sequence[str]) -> dict[str, list[Run]]:
+    """What :func:`~cronduit.core.status.judge` needs of each named job's runs, newest
+    first: its newest runs down to the one its status counts as its last, and at least its
+    newest :data:`~cronduit.core.status.SKIPS_IN_A_ROW` unless its newest run is that one
+    (then no skips are in a row, and nothing older changes the judgement).
+
+    Most jobs' newest run is the one (ended, not skipped), so every job's newest run is read
+    at once, whole; only for the others (a run going, a skip) are their newest few read, at
+    once again; and only a job whose newest few were all going or skipped is read further,
+    by itself (:func:`_newest_runs`). A page of 100 jobs reads 100 whole runs, not the 400
+    that reading each job's newest few read, which were most of its statuses' time."""
+    found = tx.recent_runs(names, 1)
+    further = [name for name, runs in found.items() if last_counted(runs) is None]
+    if further:
+        limit = SKIPS_IN_A_ROW + 1
+        found.update(tx.recent_runs(further, limit))
+        for name in further:
+            if len(found[name]) == limit and last_counted(found[name]) is None:
+                found[name] = _newest_runs(tx, name, limit)
     return found
 
 

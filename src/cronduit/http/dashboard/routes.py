@@ -39,12 +39,7 @@ from starlette.staticfiles import StaticFiles
 from cronduit import intake
 from cronduit.core.config.model import Job
 from cronduit.core.enums import RunState, TriggerKind
-from cronduit.core.status import (
-    SKIPS_IN_A_ROW,
-    daemon_state,
-    timers_expected,
-    upcoming_slots,
-)
+from cronduit.core.status import daemon_state, timers_expected, upcoming_slots
 from cronduit.core.timespec import format_utc
 from cronduit.http.bodies import WEBHOOK_LIMIT, read_limited
 from cronduit.http.dashboard import views
@@ -238,8 +233,7 @@ class _Pages:
                 shown = chosen[first:first + PAGE]
                 marks = tx.run_marks(shown, views.STRIP)
                 rows = [views.job_row(status, marks.get(status.job.name, []), now)
-                        for status, _ in reports.statuses_with_runs(
-                            tx, config, shown, now, expected, SKIPS_IN_A_ROW + 1)]
+                        for status in reports.statuses_of(tx, config, shown, now, expected)]
                 return rows, len(chosen)
 
             rows, total = await self.gateway.read(read)

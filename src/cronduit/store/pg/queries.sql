@@ -181,7 +181,8 @@ WHERE CASE %(count)s::integer WHEN 1 THEN n.newest_seq WHEN 2 THEN n.second_seq
       ELSE n.third_seq END > n.unskipped_seq;
 
 -- name: run_marks
--- recent_runs, the few fields a strip of recent runs shows.
+-- recent_runs, the few fields a strip of recent runs shows: RunMark's fields, in its order
+-- (each row is read as a mark as it is), the rows of a job together.
 SELECT r.id, r.job, r.kind, r.state, r.outcome, r.reason FROM unnest(%(jobs)s::text[]) AS j(job)
 CROSS JOIN LATERAL (SELECT id, job, kind, state, outcome, reason, seq FROM runs
                     WHERE runs.job = j.job ORDER BY seq DESC LIMIT %(per_job)s) AS r

@@ -137,7 +137,8 @@ WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
 ORDER BY r.job, r.seq DESC;
 
 -- name: run_marks
--- recent_runs, the few fields a strip of recent runs shows.
+-- recent_runs, the few fields a strip of recent runs shows: RunMark's fields, in its order
+-- (each row is read as a mark as it is), the rows of a job together.
 SELECT r.id, r.job, r.kind, r.state, r.outcome, r.reason FROM json_each(:jobs) AS j, runs AS r
 WHERE r.seq IN (SELECT n.seq FROM runs AS n WHERE n.job = j.value
                 ORDER BY n.seq DESC LIMIT :per_job)
