@@ -228,14 +228,13 @@ class _Channel:
         elif self.loop is not None and not self.loop.is_running():
             # The loop would have read the end of the stream; stopped, it never will.
             self._gone()
-        # A supervisor outlives its channel while its jobs run: kept to be reaped later.
-        _retired.append(self.process)
-        _retired[:] = [process for process in _retired if process.poll() is None]
+        # A supervisor outlives its channel while its jobs run: a thread of its own reaps it
+        # the moment it exits (no zombie until some later look), and holds it meanwhile.
+        threading.Thread(target=self.process.wait, name="cronduit-supervisor-reaper",
+                         daemon=True).start()
 
 
 _SUPERVISOR_MAIN = "from cronduit.executor.supervisor import main; main()"
-_retired: list[subprocess.Popen[bytes]] = []
-"""Supervisors whose channel was closed, until they exit and are reaped."""
 
 
 class _Link:
