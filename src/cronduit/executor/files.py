@@ -106,6 +106,24 @@ def read_record(attempt_file: Path) -> Record:
         os.close(fd)
 
 
+def read_prefix(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of ``path`` (all of it if shorter); raises what ``open``
+    raises. Plain ``os`` calls, as :func:`read_record`: an attempt's retry hint and outputs
+    are read as it ends, between one step's end and the next step's start, and a file
+    object's own system calls and buffers cost as much as the read. Never blocking: a job
+    may leave a FIFO where its file goes, and an open or read waiting on it would stop the
+    daemon's loop (it reads as empty, or fails as unreadable)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        chunks, left = [], size
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def settled_state(attempt_file: Path) -> Settled:
     """How an attempt whose record is complete stands: exited, vanished, or never started."""
     record = read_record(attempt_file)

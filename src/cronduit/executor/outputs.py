@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 from cronduit.core.steps import MAX_OUTPUT_FILE
-from cronduit.executor.files import outputs_path
+from cronduit.executor.files import outputs_path, read_prefix
 
 _log = logging.getLogger(__name__)
 
@@ -23,8 +23,7 @@ def read_outputs(attempt_file: Path) -> tuple[bytes | None, str | None]:
     wrote no file), or why they could not be read."""
     path = outputs_path(attempt_file)
     try:
-        with path.open("rb") as written:
-            return written.read(MAX_OUTPUT_FILE + 1), None
+        return read_prefix(path, MAX_OUTPUT_FILE + 1), None
     except FileNotFoundError:
         return None, None
     except OSError as error:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cronduit.core.durations import DurationError, DurationTooLong, parse_duration
 from cronduit.core.limits import MAX_DURATION
-from cronduit.executor.files import retry_after_path
+from cronduit.executor.files import read_prefix, retry_after_path
 
 _log = logging.getLogger(__name__)
 
@@ -33,8 +33,7 @@ def retry_after(attempt_file: Path) -> int | None:
     """
     path = retry_after_path(attempt_file)
     try:
-        with path.open("rb") as hint:
-            raw = hint.read(MAX_HINT_BYTES + 1)
+        raw = read_prefix(path, MAX_HINT_BYTES + 1)
     except FileNotFoundError:
         return None
     except OSError as error:
