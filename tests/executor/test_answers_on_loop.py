@@ -5,27 +5,14 @@ own, words reach the waits on the loop, and once that loop is gone a thread read
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from cronduit.executor import Exited, launch, spawn, wait
 from cronduit.executor.recorded import RecordedWords
 from tests.helpers.processes import spec_for
+from tests.helpers.threads import PATIENCE, within
 
-PATIENCE = 20.0
-"""Seconds a scenario may take before it counts as hung (it takes well under one)."""
-
-
-def _within(scenario: Callable[[], object]) -> object:
-    """``scenario()``'s result, run on a thread of its own: a wait that never ends (a loop
-    waiting on itself for an answer only it reads) fails the test instead of hanging it."""
-    result: list[object] = []
-    thread = threading.Thread(target=lambda: result.append(scenario()), daemon=True)
-    thread.start()
-    thread.join(PATIENCE)
-    assert not thread.is_alive(), "the launch waited for an answer nobody read"
-    return result[0]
+NOBODY_READ = "the launch waited for an answer nobody read"
 
 
 def test_launches_from_other_threads_are_answered_and_worded_on_the_loop(
@@ -45,7 +32,8 @@ def test_launches_from_other_threads_are_answered_and_worded_on_the_loop(
         finally:
             spawn.answer_on(None)
 
-    assert (True, [Exited(0), Exited(1), Exited(2)]) == _within(lambda: asyncio.run(scenario()))
+    assert (True, [Exited(0), Exited(1), Exited(2)]) == within(
+        lambda: asyncio.run(scenario()), NOBODY_READ)
 
 
 def test_a_launch_on_the_loop_itself_reads_its_own_answer(tmp_path: Path) -> None:
@@ -57,7 +45,7 @@ def test_a_launch_on_the_loop_itself_reads_its_own_answer(tmp_path: Path) -> Non
         finally:
             spawn.answer_on(None)
 
-    assert Exited(4) == _within(lambda: asyncio.run(scenario()))
+    assert Exited(4) == within(lambda: asyncio.run(scenario()), NOBODY_READ)
 
 
 def test_once_the_loop_is_gone_a_thread_reads_the_answers_again(tmp_path: Path) -> None:
@@ -73,6 +61,6 @@ def test_once_the_loop_is_gone_a_thread_reads_the_answers_again(tmp_path: Path) 
         return channel is not None and channel.loop is None, asyncio.run(wait(attempt))
 
     try:
-        assert (True, Exited(5)) == _within(after)
+        assert (True, Exited(5)) == within(after, NOBODY_READ)
     finally:
         spawn.answer_on(None)

@@ -4,26 +4,13 @@ bounded and without blocking: a FIFO a job left in their place never holds up th
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from cronduit.core.steps import MAX_OUTPUT_FILE
 from cronduit.executor import retry_after
 from cronduit.executor.files import outputs_path, read_prefix, retry_after_path
 from cronduit.executor.outputs import read_outputs
-
-PATIENCE = 10.0
-"""Seconds a read may take before it counts as blocked (it takes microseconds)."""
-
-
-def _promptly(read: Callable[[], object]) -> object:
-    result: list[object] = []
-    thread = threading.Thread(target=lambda: result.append(read()), daemon=True)
-    thread.start()
-    thread.join(PATIENCE)
-    assert not thread.is_alive(), "the read waited on the FIFO"
-    return result[0]
+from tests.helpers.threads import within
 
 
 def test_a_file_is_read_up_to_the_bound(tmp_path: Path) -> None:
@@ -44,8 +31,8 @@ def test_a_fifo_in_place_of_the_outputs_or_the_hint_reads_as_empty(tmp_path: Pat
     attempt = tmp_path / "attempt-1"
     os.mkfifo(outputs_path(attempt))
     os.mkfifo(retry_after_path(attempt))
-    assert ((b"", None), None) == _promptly(lambda: (read_outputs(attempt),
-                                                     retry_after(attempt)))
+    assert ((b"", None), None) == within(lambda: (read_outputs(attempt), retry_after(attempt)),
+                                                    "the read waited on the FIFO")
 
 
 def test_a_missing_file_is_no_outputs_and_no_hint(tmp_path: Path) -> None:
