@@ -31,8 +31,9 @@ def test_a_fifo_in_place_of_the_outputs_or_the_hint_reads_as_empty(tmp_path: Pat
     attempt = tmp_path / "attempt-1"
     os.mkfifo(outputs_path(attempt))
     os.mkfifo(retry_after_path(attempt))
-    assert ((b"", None), None) == within(lambda: (read_outputs(attempt), retry_after(attempt)),
-                                                    "the read waited on the FIFO")
+    read = within(lambda: (read_outputs(attempt), retry_after(attempt)),
+                  "the read waited on the FIFO")
+    assert ((b"", None), None) == read
 
 
 def test_a_missing_file_is_no_outputs_and_no_hint(tmp_path: Path) -> None:
