@@ -103,14 +103,15 @@ async def wait(attempt: Attempt, recorded: asyncio.Future[None] | None = None) -
     pauses run their course."""
     with watching(attempt) as watch:
         await watch.exited_async(word=recorded)
-    if recorded is not None and recorded.done():
-        return settled_state(attempt.attempt_file)
-    for pause in _until_recorded(attempt.attempt_file, patient=True):
-        if recorded is None or recorded.done():  # a word heard once: it shortens no more
-            await asyncio.sleep(pause)
-            continue
-        with suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(recorded), pause)
+    if recorded is None or not recorded.done():  # no word yet: look at the record's lock
+        for pause in _until_recorded(attempt.attempt_file, patient=True):
+            if recorded is None:
+                await asyncio.sleep(pause)
+                continue
+            with suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(recorded), pause)
+            if recorded.done():
+                break
     return settled_state(attempt.attempt_file)
 
 

@@ -90,29 +90,22 @@ def parse_record(raw: bytes) -> Record:
 
 def read_record(attempt_file: Path) -> Record:
     """The record in ``attempt_file``; a missing file says nothing, like an empty one.
-
-    Plain ``os`` calls: this runs once per finished attempt, and a Python file object
-    would add a few system calls (``fstat``, ``ioctl``) to each.
-    """
+    Read once per finished attempt, with :func:`read_prefix`'s plain ``os`` calls."""
     try:
-        fd = os.open(attempt_file, os.O_RDONLY | os.O_CLOEXEC)
+        return parse_record(read_prefix(attempt_file, MAX_RECORD_BYTES))
     except FileNotFoundError:
         return parse_record(b"")
-    try:
-        return parse_record(os.read(fd, MAX_RECORD_BYTES))
     except IsADirectoryError:
         return _folder_record(attempt_file)
-    finally:
-        os.close(fd)
 
 
 def read_prefix(path: Path, size: int) -> bytes:
     """The first ``size`` bytes of ``path`` (all of it if shorter); raises what ``open``
-    raises. Plain ``os`` calls, as :func:`read_record`: an attempt's retry hint and outputs
-    are read as it ends, between one step's end and the next step's start, and a file
-    object's own system calls and buffers cost as much as the read. Never blocking: a job
-    may leave a FIFO where its file goes, and an open or read waiting on it would stop the
-    daemon's loop (it reads as empty, or fails as unreadable)."""
+    and ``read`` raise. Plain ``os`` calls: an attempt's record, retry hint and outputs are
+    read as it ends, between one step's end and the next step's start, and a file object's
+    own system calls (``fstat``, ``ioctl``) and buffers cost as much as the read. Never
+    blocking: a job may leave a FIFO where its file goes, and an open or read waiting on it
+    would stop the daemon's loop (it reads as empty, or fails as unreadable)."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     try:
         chunks, left = [], size
