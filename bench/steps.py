@@ -56,8 +56,8 @@ Four parts, one run, each case in a temporary folder on the same disk:
 kept_runs is set above the run count: no pruning of run folders while measuring. The
 1-minute load average is printed at the start, at each case and at the end.
 
-Run:  python bench/steps.py [--quick]      (needs: pip install -e '.[bench]'; about 5 min,
-      --quick about 20 s)
+Run:  python bench/steps.py [--quick] [--scratch DIR]
+      (needs: pip install -e '.[bench]'; about 5 min, --quick about 20 s)
 """
 
 from __future__ import annotations
@@ -113,14 +113,15 @@ class Plan:
 FULL = Plan()
 QUICK = Plan(executions=100, runs=500, commits=300, starts=100, spawn_seconds=1.0)
 
-_SCRATCH = tempfile.TemporaryDirectory(prefix="cronduit-bench-steps-")
-"""Every case's folder lives under this one, deleted when the bench exits."""
+_SCRATCH: list[tempfile.TemporaryDirectory[str]] = []
+"""The folder every case's folder lives under (``--scratch``), deleted when the bench exits;
+made by :func:`main`."""
 
 
 @contextmanager
 def scratch() -> Iterator[Path]:
     """A new folder under the bench's temporary one, kept to the end (as ``engine.py``)."""
-    yield Path(tempfile.mkdtemp(dir=_SCRATCH.name))
+    yield Path(tempfile.mkdtemp(dir=_SCRATCH[0].name))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -394,6 +395,25 @@ def durable_commit(count: int) -> float:
     return statistics.median(took)
 
 
+def file_create(count: int) -> float:
+    """Median seconds to create one empty file, each in a folder of its own, under the
+    scratch folder: what each step's attempt record and log cost the daemon (made while
+    the step before runs). On the VMs this bench was run on (ext4 without a journal) it
+    varied from 20 us to 1 ms of CPU between folders of the same disk and over minutes,
+    after runs that had made and deleted tens of thousands of files; printed so that a
+    run's figures can be read with it."""
+    took = []
+    with scratch() as folder:
+        for n in range(count):
+            home = folder / f"run-{n}"
+            home.mkdir()
+            began = time.perf_counter()
+            os.close(os.open(home / "attempt-1", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC,
+                             0o600))
+            took.append(time.perf_counter() - began)
+    return statistics.median(took)
+
+
 def bash_start(count: int) -> float:
     """Median wall seconds of ``subprocess.run(["bash", "-c", "true"])``."""
     took = []
@@ -420,19 +440,31 @@ def gap_rows(gaps: Gaps, label: str) -> None:
               f"{ms(statistics.fmean(values)):>7}")
 
 
-def main() -> int:
+def options() -> Plan:
+    """The plan the command line asks for; makes the scratch folder where it says."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="100 executions and 500 runs, for a smoke run")
-    plan = QUICK if parser.parse_args().quick else FULL
+    parser.add_argument("--scratch", type=Path, default=None,
+                        help="the folder to make the cases' state folders in (default: the "
+                             "system's temporary folder)")
+    args = parser.parse_args()
+    _SCRATCH.append(tempfile.TemporaryDirectory(prefix="cronduit-bench-steps-",
+                                                dir=args.scratch))
+    return QUICK if args.quick else FULL
+
+
+def main() -> int:
+    plan = options()
     os.environ[HOOK_KEY] = uuid.uuid4().hex  # the daemons inherit it
     began = time.perf_counter()
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.2f} at the start; {'quick' if plan is QUICK else 'full'} run; "
-          f"scratch on {_SCRATCH.name}\n")
+          f"scratch on {_SCRATCH[0].name}\n")
 
     # The machine's costs first: measured before the daemons' cases, on a quiet machine.
     commit = durable_commit(plan.commits)
+    create = file_create(plan.starts)
     start = bash_start(plan.starts)
     spawn = 1 / measure_spawn_rate(plan.spawn_seconds)
     steps = run_case("steps", plan.executions)
@@ -496,7 +528,10 @@ def main() -> int:
           f"{plan.commits:,}: {ms(commit)} ms")
     print(f"one process start (subprocess.run bash -c true), median of {plan.starts}: "
           f"{ms(start)} ms")
-    print(f"posix_spawn /bin/true back to back (measure_spawn_rate): {ms(spawn)} ms each\n")
+    print(f"posix_spawn /bin/true back to back (measure_spawn_rate): {ms(spawn)} ms each")
+    print(f"one empty file created in a new folder under the scratch folder, median of "
+          f"{plan.starts}: {ms(create)} ms (a step's attempt record and log are two, made "
+          f"while the step before runs; see file_create)\n")
 
     floor = commit + start
     p50, p99 = percentile(gaps.total, 0.5), percentile(gaps.total, 0.99)
