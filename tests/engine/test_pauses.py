@@ -153,6 +153,33 @@ def test_a_pause_expires_by_itself_and_the_expiry_is_audited(make_rig: MakeRig) 
                                          for launched in rig.runner.launched]
 
 
+def test_work_waiting_through_a_pause_that_expired_unseen_is_not_skipped(make_rig: MakeRig
+                                                                         ) -> None:
+    """The tick reads the pauses once, and again after one expired: a pause committed and
+    over before the engine's next look (its ``until`` passed meanwhile) skips none of the
+    work that waited through it, while a pause still in force skips what waits for its job,
+    both in that one tick."""
+    rig = make_rig("jobs:\n  tick:\n    run: x\n  hook:\n    run: y\n",
+                   utc("2026-06-01T00:30"))
+    for job in ("tick", "tick", "hook", "hook"):  # one run going and one waiting, each
+        rig.accept(f"manual/{job}/{len(rig.runner.launched)}-{rig.clock.now()}", job,
+                   "manual")
+        rig.tick()
+        rig.clock.advance(timedelta(seconds=1))
+    assert ["tick", "hook"] == [launched.job.name for launched in rig.runner.launched]
+    pause(rig, until="2026-06-01T01:00:00Z")
+    pause(rig, "hook")
+    rig.clock.set(utc("2026-06-01T01:00"))  # within the runs' deadlines
+    rig.tick()
+    with rig.store.transaction() as tx:
+        assert ["hook"] == [pause.job for pause in tx.pauses()]
+    assert [] == [run.id for run in rig.history("tick") if run.outcome == "skipped"]
+    assert ["paused"] == [run.reason for run in rig.history("hook") if run.outcome == "skipped"]
+    rig.runner.finish(rig.runner.launched[0].run.id, 0)
+    rig.tick()
+    assert ["tick", "hook", "tick"] == [launched.job.name for launched in rig.runner.launched]
+
+
 def test_the_daemon_sleeps_no_longer_than_a_pause_lasts(make_rig: MakeRig) -> None:
     """A pause's expiry is something due: the tick says when."""
     rig = make_rig("jobs:\n  hook:\n    run: x\n", utc("2026-06-01T00:30"))

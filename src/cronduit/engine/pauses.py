@@ -22,17 +22,23 @@ from cronduit.ports import Pause, Transaction
 
 def read_pauses(stage: Stage, tx: Transaction) -> list[Pause]:
     """The pauses in force, noted as the stage's paused jobs for the transaction under way."""
-    active = tx.pauses()
+    return _noted(stage, tx.pauses())
+
+
+def _noted(stage: Stage, active: list[Pause]) -> list[Pause]:
     stage.paused = frozenset(pause.job for pause in active)
     return active
 
 
 def settle_pauses(stage: Stage, tx: Transaction, now: datetime, outbox: Outbox) -> None:
-    """End the pauses that expired, and skip the work waiting in paused jobs."""
-    for ended in pausing.expire(tx, now):
+    """End the pauses that expired, and skip the work waiting in paused jobs. The pauses are
+    read once, as this runs at every tick: again only when one expired."""
+    active = tx.pauses()
+    expired = pausing.expire(tx, now, active)
+    for ended in expired:
         outbox.lines.append(f"resume {ended.job}: the pause expired (until "
                             f"{format_utc(ended.until or now)})")
-    for pause in read_pauses(stage, tx):
+    for pause in _noted(stage, tx.pauses() if expired else active):
         job = stage.config.jobs.get(pause.job)
         if job is None or tx.newest_waiting_event(job.name) is None:
             continue

@@ -63,10 +63,11 @@ def resume(tx: Transaction, job: str, operator: str, now: datetime) -> Pause:
     return ended
 
 
-def expire(tx: Transaction, now: datetime) -> list[Pause]:
-    """End every pause whose ``until`` has come (at that instant, by :data:`ENGINE`)."""
+def expire(tx: Transaction, now: datetime, in_force: list[Pause] | None = None) -> list[Pause]:
+    """End every pause whose ``until`` has come (at that instant, by :data:`ENGINE`), among
+    ``in_force`` when the caller read the pauses in force already in this transaction."""
     ended = []
-    for active in tx.pauses():
+    for active in tx.pauses() if in_force is None else in_force:
         if active.until is not None and active.until <= now:
             done = tx.end_pause(active.job, active.until, ENGINE)
             if done is not None:
