@@ -181,10 +181,13 @@ class Supervisor:
 
     def serve(self) -> None:
         """Answer the daemon and record exits until the daemon is gone and no job is left."""
-        # A terminal's signals are the daemon's; a write to a daemon that is gone must fail
-        # as EPIPE (Python's default, made explicit), never end the supervisor.
-        for ignored in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
-            signal.signal(ignored, signal.SIG_IGN)
+        # A terminal's signals are the daemon's: caught and let be, not ignored, for a job
+        # inherits what is ignored (a shell can then neither trap nor reset it) while
+        # ``exec`` gives it the default of what is caught. A write to a daemon that is gone
+        # must fail as EPIPE (Python's default, made explicit), never end the supervisor.
+        for caught in (signal.SIGINT, signal.SIGHUP):
+            signal.signal(caught, _let_be)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         _raise_open_files_limit()
         assert self._channel is not None
         self._poll.register(self._channel.fileno(), select.EPOLLIN)
@@ -392,6 +395,10 @@ def _shell_fallback(argv: list[str], env: dict[str, str], error: OSError) -> lis
         return [_SHELL, program, *argv[1:]]
     what = "not found" if status == 127 else "permission denied"
     return [_SHELL, "-c", _SAY_AND_EXIT, "cronduit", f"cronduit: {argv[0]}: {what}", str(status)]
+
+
+def _let_be(signum: int, frame: object) -> None:
+    """A terminal's SIGINT or SIGHUP, which the supervisor lives through."""
 
 
 def _raise_open_files_limit() -> None:
