@@ -9,6 +9,7 @@ may want to trap (none ignored).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,3 +79,27 @@ def test_no_signal_is_ignored_or_blocked_in_a_job_however_it_was_started(
 _GLIBC_OWN = (1 << 31) | (1 << 32)
 """Signals 32 and 33, below SIGRTMIN, which the C library keeps for itself (its
 ``posix_spawn`` leaves them ignored in the new program); no program can use them."""
+
+
+_STARTED_IGNORING = """
+import signal, sys
+from cronduit.executor import launch
+from tests.helpers.processes import finish
+from tests.executor.test_spawn_paths import _spec
+from pathlib import Path
+signal.signal(signal.SIGQUIT, signal.SIG_IGN)  # as a script's "&" leaves it
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGTERM})
+finish(launch(_spec(Path(sys.argv[1]), "ignoring", ("sh", "-c", sys.argv[2]))))
+"""
+
+
+def test_what_the_daemon_was_started_with_ignored_or_blocked_is_not_passed_on(
+        tmp_path: Path) -> None:
+    """A daemon started with SIGINT and SIGQUIT ignored (``cronduit serve &`` in a script)
+    and SIGUSR2 and SIGTERM blocked: its jobs get them all at their defaults."""
+    subprocess.run([sys.executable, "-c", _STARTED_IGNORING, str(tmp_path), _SIGNALS],
+                   check=True, cwd=Path(__file__).parents[2], timeout=60)
+    log = read_log(tmp_path / "runs" / "ignoring" / "log")
+    mask = dict(line.split(b":\t") for line in log.splitlines())
+    assert (0, 0) == (int(mask[b"SigBlk"], 16), int(mask[b"SigIgn"], 16) & ~_GLIBC_OWN)

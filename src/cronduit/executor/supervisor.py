@@ -495,4 +495,19 @@ def main() -> None:
     """Entry point: the daemon runs it with its end of the channel's descriptor as argument."""
     fd = int(sys.argv[1])
     os.set_inheritable(fd, False)
+    _signals_at_default()
     Supervisor(socket.socket(fileno=fd)).serve()
+
+
+def _signals_at_default() -> None:
+    """Unblock every signal and give each the daemon was started with ignored its default,
+    before any thread starts: a job inherits both from the thread that starts it, and its
+    shell could neither trap nor reset a signal ignored on entry. A daemon started with
+    ``&`` from a script has SIGINT and SIGQUIT ignored; some service managers start
+    processes with signals blocked. SIGPIPE and SIGXFSZ, which Python itself ignores, stay
+    so here; ``Popen`` gives a job their defaults."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for signum in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE,
+                                            signal.SIGXFSZ}:
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
