@@ -39,6 +39,13 @@ class Rig:
     def tick(self) -> datetime | None:
         return self.engine.tick(self.clock.now())
 
+    def restart(self) -> None:
+        """A new engine on the same store, as a restarted daemon has."""
+        config = self.engine.config
+        self.engine = Engine(config, self.store, self.runner)
+        self.engine.apply(config, self.clock.now())
+        self.engine.start(self.clock.now())
+
     def failing_tick(self) -> None:
         """A tick one of whose commits fails: it raises what the store raised."""
         with pytest.raises(sqlite3.OperationalError):
@@ -130,8 +137,28 @@ def test_a_run_the_first_commit_started_is_launched_though_the_second_commit_fai
 
 def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
         rig_of: Callable[[str], Rig]) -> None:
-    """A retry reads its trigger before it launches; a commit that fails there leaves the
-    attempt waiting, not forgotten."""
+    """A retry whose run's trigger the engine does not hold (a restart came between) reads
+    it before it launches; a commit that fails there leaves the attempt waiting, not
+    forgotten."""
+    rig = rig_of(JOB + "    retry: {attempts: 2, backoff: 30s}\n")
+    rig.accept("manual/1")
+    rig.tick()
+    [first] = rig.runner.launched
+    rig.runner.finish(first.run.id, 1)
+    rig.tick()  # attempt 1 failed: backoff
+    rig.restart()
+    rig.clock.advance(timedelta(seconds=30))
+    rig.store.fail(2)  # after the tick's two: the launch's read of the retry's trigger
+    rig.failing_tick()
+    assert 1 == len(rig.runner.launched)
+    rig.tick()
+    assert [1, 2] == [launched.attempt for launched in rig.runner.launched]
+
+
+def test_a_retry_is_launched_with_its_runs_trigger_reading_nothing_more(
+        rig_of: Callable[[str], Rig]) -> None:
+    """The engine that launched a run holds its trigger: the retry's tick is its two
+    transactions, and a third would fail."""
     rig = rig_of(JOB + "    retry: {attempts: 2, backoff: 30s}\n")
     rig.accept("manual/1")
     rig.tick()
@@ -139,11 +166,10 @@ def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
     rig.runner.finish(first.run.id, 1)
     rig.tick()  # attempt 1 failed: backoff
     rig.clock.advance(timedelta(seconds=30))
-    rig.store.fail(2)  # after the tick's two: the launch's read of the retry's trigger
-    rig.failing_tick()
-    assert 1 == len(rig.runner.launched)
+    rig.store.fail(2)
     rig.tick()
-    assert [1, 2] == [launched.attempt for launched in rig.runner.launched]
+    assert [(1, first.trigger), (2, first.trigger)] == [
+        (launched.attempt, launched.trigger) for launched in rig.runner.launched]
 
 
 def test_an_apply_whose_commit_fails_leaves_the_running_config(

@@ -243,4 +243,5 @@ class Engine:
         :meth:`start` once the lease is taken again."""
         self.launcher.waiting.clear()
         self.stage.stopping.clear()
+        self.stage.triggers.clear()
 

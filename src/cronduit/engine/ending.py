@@ -80,6 +80,7 @@ def end_run(stage: Stage, tx: Transaction, run: Run, outcome: Outcome, reason: s
     what its end freed."""
     tx.update_run(run.id, state=RunState.ENDED, outcome=outcome, reason=reason,
                   exit_status=exit_status, finished_at=now, next_attempt_at=None)
+    stage.triggers.pop(run.id, None)  # a rollback leaves it out: the run reads it again
     failed_step = settle(tx, run, outcome, now)
     tx.insert_run_end(run.job, run.id, RUN_END_EVENTS[outcome], outcome, now)
     # Wall-clock time: a clock stepped back during the run would make it negative.

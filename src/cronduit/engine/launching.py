@@ -91,6 +91,8 @@ class Launcher:
         for run in outbox.prunes:
             self.runner.prune(run)
         self.waiting.extend(outbox.launches)
+        self.stage.triggers.update((launch.run.id, launch.trigger) for launch in outbox.launches
+                                   if launch.trigger is not None)
         self.notified += outbox.notified
         outbox.notified = 0
         outbox.lines.clear()
@@ -111,10 +113,13 @@ class Launcher:
         return ended
 
     def _triggers(self, chunk: list[Launch]) -> list[Event]:
-        if all(launch.trigger is not None for launch in chunk):
-            return [launch.trigger for launch in chunk if launch.trigger is not None]
+        known = self.stage.triggers
+        found = [launch.trigger or known.get(launch.run.id) for launch in chunk]
+        if all(trigger is not None for trigger in found):
+            return [trigger for trigger in found if trigger is not None]
         with self.store.transaction() as tx:
-            return [launch.trigger or _trigger_event(tx, launch.run) for launch in chunk]
+            return [trigger or _trigger_event(tx, launch.run)
+                    for launch, trigger in zip(chunk, found, strict=True)]
 
     def _launch(self, chunk: list[Launch], triggers: list[Event]) -> Callable[[], int]:
         self.checkpoint("launching")

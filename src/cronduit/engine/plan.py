@@ -19,6 +19,7 @@ from cronduit.core.nodes import excluded_jobs
 from cronduit.core.run_ids import RunIds
 from cronduit.core.timespec import Schedule, schedule_of
 from cronduit.engine.observer import NOT_OBSERVED, Observer
+from cronduit.ports import Event
 
 BATCH = 500
 """Triggers fired, routed or chained per transaction: one commit for many (group commit)."""
@@ -85,6 +86,11 @@ class Stage:
     again here once it has committed (:func:`~cronduit.engine.work.start_waiting`)."""
     observer: Observer = NOT_OBSERVED
     """Told what each transaction decided once it committed (:mod:`.observer`)."""
+    triggers: dict[str, Event] = field(default_factory=dict)
+    """The trigger of each run launched here and not ended, by run id, as its first attempt
+    was launched with it: a run's later attempts (a durable run's next step, a retry) are
+    launched with it again without reading it. Filled once a launch is committed, emptied
+    as the run ends; a run missing (after a restart, a rollback) reads its trigger."""
     _excluded: tuple[Plan | None, tuple[str, ...]] = (None, ())
 
     @property

@@ -73,9 +73,11 @@ def step_verdict(stage: Stage, tx: Transaction, job: Job, run: Run, attempt: int
     if launch is None:
         return verdict  # the last step: the run, and so the execution, succeeded
     tx.update_run(run.id, attempts=attempt + 1, exit_status=report.exit_status, pid=None)
-    # The trigger read here, in this transaction, so the launch reads nothing more.
-    outbox.launches.append(Launch(replace(run, attempts=attempt + 1), attempt + 1,
-                                  run_trigger(tx, run), step=launch))
+    # The trigger the run was launched with, else read here, in this transaction, so the
+    # launch reads nothing more.
+    trigger = stage.triggers.get(run.id) or run_trigger(tx, run)
+    outbox.launches.append(Launch(replace(run, attempts=attempt + 1), attempt + 1, trigger,
+                                  step=launch))
     outbox.lines.append(f"run {run.job} {run.id}: step {step.id} done; step "
                         f"{launch.step.id} next")
     return None
