@@ -155,6 +155,22 @@ def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
     assert [1, 2] == [launched.attempt for launched in rig.runner.launched]
 
 
+def test_the_pid_of_an_attempt_that_ended_before_it_was_recorded_is_not_written(
+        rig_of: Callable[[str], Rig]) -> None:
+    """A pid is kept to adopt an attempt still running after a restart: the tick that
+    records an attempt's end writes no pid for it (a durable run's next step would clear
+    it in the same transaction), and a commit that fails keeps both for the next tick."""
+    rig = rig_of(JOB)
+    rig.accept("manual/1")
+    rig.tick()
+    [launched] = rig.runner.launched
+    rig.runner.finish(launched.run.id, 0)
+    rig.store.fail(0)
+    rig.failing_tick()
+    rig.tick()
+    assert [("success", None)] == [(run.outcome, run.pid) for run in rig.history()]
+
+
 def test_a_retry_is_launched_with_its_runs_trigger_reading_nothing_more(
         rig_of: Callable[[str], Rig]) -> None:
     """The engine that launched a run holds its trigger: the retry's tick is its two

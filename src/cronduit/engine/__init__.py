@@ -122,8 +122,9 @@ class Engine:
         if self._ended:
             self.checkpoint("ending")  # ends noticed, not recorded yet (crash tests only)
         with self.store.transaction() as tx:
-            if self.launcher.unrecorded:
-                tx.record_starts(self.launcher.unrecorded)
+            starts = self._starts_to_record()
+            if starts:
+                tx.record_starts(starts)
             settle_pauses(stage, tx, now, outbox)
             collect_ended(stage, tx, self._ended, now, outbox)
             fired = fire_timers(stage, tx, now, outbox) if stage.dispatch else 0
@@ -157,6 +158,14 @@ class Engine:
             soon = now + CONTENDED_RETRY
             return soon if due is None else min(due, soon)
         return due
+
+    def _starts_to_record(self) -> list[tuple[str, int, int]]:
+        """The pids to record, less those of attempts whose end this tick records: a pid is
+        kept to adopt an attempt still running after a restart, and a durable run's next
+        step would clear it again in the same transaction. Where an end is not recorded
+        after all, the attempt's file still says who its process was."""
+        ended = {run_id for run_id, _, _ in self._ended}
+        return [start for start in self.launcher.unrecorded if start[0] not in ended]
 
     def _route(self, now: datetime, outbox: Outbox) -> tuple[datetime | None, int]:
         """The tick's second transaction: routing, chaining, retries and deadlines. The next
