@@ -14,7 +14,7 @@ from cronduit.core.config import load_config
 from cronduit.engine import RECORD_PIDS_WITHIN, Engine
 from cronduit.ports import NewEvent, Run
 from cronduit.store.sqlite import SqliteStore
-from cronduit.testing import FakeClock, FakeRunner
+from cronduit.testing import FakeClock, FakeRunner, Launched
 from tests.helpers.flaky import FlakyStore
 
 T0 = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -135,17 +135,24 @@ def test_a_run_the_first_commit_started_is_launched_though_the_second_commit_fai
             f"run j {second.id}: started [manual]"} <= set(lines), lines
 
 
-def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
-        rig_of: Callable[[str], Rig]) -> None:
-    """A retry whose run's trigger the engine does not hold (a restart came between) reads
-    it before it launches; a commit that fails there leaves the attempt waiting, not
-    forgotten."""
+def in_backoff(rig_of: Callable[[str], Rig]) -> tuple[Rig, Launched]:
+    """A rig whose one run's first attempt failed and waits 30 s to be retried; that
+    attempt's launch."""
     rig = rig_of(JOB + "    retry: {attempts: 2, backoff: 30s}\n")
     rig.accept("manual/1")
     rig.tick()
     [first] = rig.runner.launched
     rig.runner.finish(first.run.id, 1)
     rig.tick()  # attempt 1 failed: backoff
+    return rig, first
+
+
+def test_a_retry_whose_trigger_cannot_be_read_is_launched_at_the_next_tick(
+        rig_of: Callable[[str], Rig]) -> None:
+    """A retry whose run's trigger the engine does not hold (a restart came between) reads
+    it before it launches; a commit that fails there leaves the attempt waiting, not
+    forgotten."""
+    rig, _ = in_backoff(rig_of)
     rig.restart()
     rig.clock.advance(timedelta(seconds=30))
     rig.store.fail(2)  # after the tick's two: the launch's read of the retry's trigger
@@ -175,12 +182,7 @@ def test_a_retry_is_launched_with_its_runs_trigger_reading_nothing_more(
         rig_of: Callable[[str], Rig]) -> None:
     """The engine that launched a run holds its trigger: the retry's tick is its two
     transactions, and a third would fail."""
-    rig = rig_of(JOB + "    retry: {attempts: 2, backoff: 30s}\n")
-    rig.accept("manual/1")
-    rig.tick()
-    [first] = rig.runner.launched
-    rig.runner.finish(first.run.id, 1)
-    rig.tick()  # attempt 1 failed: backoff
+    rig, first = in_backoff(rig_of)
     rig.clock.advance(timedelta(seconds=30))
     rig.store.fail(2)
     rig.tick()
