@@ -284,6 +284,10 @@ def each_slot_once(cluster: Cluster, out: Path, jobs: int, steady: str,
         written = {slot: (run, folder) for slot, run, folder in lines}
         for slot in expected:
             fired = recorded.get(slot)
+            if slot in skipped:  # no slot, or one missed for a late firing: nothing ran
+                if slot in written:
+                    problems.append(f"{job} {slot}: ran, though its slot was not run")
+                continue
             if fired is None:
                 continue
             if written.get(slot, ("", ""))[0] != fired["run"] or fired["outcome"] != "success":
